@@ -1,0 +1,71 @@
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "rmsnorm/validate.h"
+#include "rmsnorm/variant.h"
+
+namespace rmsnorm {
+
+const std::vector<Variant>& registry() {
+  static const std::vector<Variant> all = [] {
+    std::vector<Variant> v;
+    register_cuda_variants(v);  // device variants first: registration order is preference
+    register_host_variants(v);
+    // Products before mutants, each group in registration order.
+    std::stable_partition(v.begin(), v.end(), [](const Variant& x) { return !x.is_mutant(); });
+    return v;
+  }();
+  return all;
+}
+
+const Variant* find_variant(const std::string& name) {
+  for (const Variant& v : registry())
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+bool glob_match(const std::string& p, const std::string& s) {
+  // Iterative '*'/'?' matcher with single backtrack point.
+  std::size_t i = 0, j = 0, star = std::string::npos, mark = 0;
+  while (j < s.size()) {
+    if (i < p.size() && (p[i] == '?' || p[i] == s[j])) { ++i; ++j; }
+    else if (i < p.size() && p[i] == '*') { star = i++; mark = j; }
+    else if (star != std::string::npos) { i = star + 1; j = ++mark; }
+    else return false;
+  }
+  while (i < p.size() && p[i] == '*') ++i;
+  return i == p.size();
+}
+
+std::vector<const Variant*> match_variants(const std::string& pattern) {
+  std::vector<const Variant*> out;
+  for (const Variant& v : registry()) {
+    if (pattern == "all") {
+      if (!v.is_mutant()) out.push_back(&v);
+    } else if (glob_match(pattern, v.name)) {
+      out.push_back(&v);
+    }
+  }
+  return out;
+}
+
+const Variant* pick_forward(const ForwardArgs& a, Memory where) {
+  if (!validate(a).ok()) return nullptr;
+  for (const Variant& v : registry()) {
+    if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.can_implement_forward && v.can_implement_forward(a).ok()) return &v;
+  }
+  return nullptr;
+}
+
+const Variant* pick_backward(const BackwardArgs& a, Memory where) {
+  if (!validate(a).ok()) return nullptr;
+  for (const Variant& v : registry()) {
+    if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.can_implement_backward && v.can_implement_backward(a).ok()) return &v;
+  }
+  return nullptr;
+}
+
+}  // namespace rmsnorm

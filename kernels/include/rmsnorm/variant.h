@@ -1,0 +1,98 @@
+// The registry of variants: every implementation (host reference, CUDA kernels, and the
+// mutants of both) is registered once under a stable dotted name with its capabilities, its
+// declared accumulation shape (the oracle's error bound uses it) and can_implement().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rmsnorm/types.h"
+
+namespace rmsnorm {
+
+// Where a variant's buffers live.
+enum class Memory : std::uint8_t { host, device };
+
+// The shape of a floating-point reduction, for the error model (SPEC §4): each participant
+// adds `per_thread` terms sequentially in fp32, then the partials meet in a tree of depth
+// `tree_depth` (or in a sequential chain: count its length in tree_depth too).
+// The forward bound is eps32 = ((per_thread + tree_depth)/2 + 7)·u.
+struct AccumShape {
+  std::int64_t per_thread = 1;
+  std::int32_t tree_depth = 0;
+};
+
+// The bug catalog (SPEC §6). A mutant is the production code with one switch flipped: every
+// variant template takes a Mutant parameter and `Mutant::none` is the product. Mutants are
+// registered under the reserved prefix "mutant." and are never chosen by the dispatcher.
+enum class Mutant : std::uint8_t {
+  none = 0,
+  M1_padded_divisor,        // mean divides by the padded width
+  M2_eps_outside_root,      // rsqrt(m) + eps  instead of rsqrt(m + eps)
+  M3_low_precision_sum,     // sum of squares accumulated in bf16/f16
+  M4_bwd_sum_not_mean,      // backward c uses the sum, not the mean
+  M5_bwd_no_reduction,      // backward drops the reduction term
+  M6_zero_row_shortcut,     // zero rows short-cut to dx = 0
+  M7_square_before_upcast,  // square in f16 before widening (300² = inf)
+  M8_stride_ignored,        // row stride taken as D
+  M9_tail_overread,         // vector tail reads past the row and masks
+  M10_dg_float_atomics,     // dg by float atomics (order-dependent)
+  M11_offsets_32bit,        // row offsets in 32-bit arithmetic
+  M12_scale_no_floor,       // dynamic FP8 scale without its floor (0/0 on zero rows)
+  M13_fp8_via_bf16,         // FP8 quantized from a bf16-rounded y
+  M14_fp8_no_saturation,    // FP8 conversion without saturation (NaN above max)
+  M15_llama_double_round,   // RN(RN(x·r)·g) where one rounding is the contract
+  M16_order_depends_on_rows,// reduction order depends on R
+  M17_add_unrounded_sum,    // fused add normalizes the unrounded h + o
+  M18_missing_barrier,      // missing barrier in the block reduction
+  M19_misaligned_as_aligned,// misaligned pointer treated as aligned
+  M20_weight_by_row,        // g indexed by row instead of column
+};
+inline constexpr int kMutantCount = 21;  // including none
+const char* to_string(Mutant m);        // "M1_padded_divisor"
+const char* mutant_description(Mutant m);
+
+struct Variant {
+  std::string name;         // stable dotted name, e.g. "fwd.block_row.vec8"
+  std::string description;  // one line: what the variant is for
+  Memory memory = Memory::host;
+  Mutant mutant = Mutant::none;
+  std::uint32_t ops = 0;    // bit (1 << int(Op)) for every op it supports
+  // Forward ops (forward, add_forward, forward_quant, add_forward_quant).
+  Status (*can_implement_forward)(const ForwardArgs&) = nullptr;
+  Status (*run_forward)(const ForwardArgs&) = nullptr;
+  // Backward ops.
+  Status (*can_implement_backward)(const BackwardArgs&) = nullptr;
+  Status (*run_backward)(const BackwardArgs&) = nullptr;
+  std::size_t (*workspace_bytes)(std::int64_t rows, std::int64_t dim) = nullptr;
+  // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂).
+  AccumShape (*row_shape)(std::int64_t dim) = nullptr;
+  // dg column reduction shape for a given R (backward only).
+  AccumShape (*dg_shape)(std::int64_t rows) = nullptr;
+
+  bool supports(Op op) const { return (ops >> static_cast<int>(op)) & 1u; }
+  bool is_mutant() const { return mutant != Mutant::none; }
+};
+
+// All variants of this build (host ones always; CUDA ones when compiled in), products first.
+const std::vector<Variant>& registry();
+const Variant* find_variant(const std::string& name);
+// Variants whose name matches a glob pattern ('*' and '?'; "all" = every non-mutant).
+std::vector<const Variant*> match_variants(const std::string& pattern);
+bool glob_match(const std::string& pattern, const std::string& name);
+
+// Device availability: ok when a CUDA device can run kernels, else the reason.
+Status device_status();
+
+// The default dispatcher: the best non-mutant device variant that can implement the args,
+// or the host reference when `allow_host` and no device is present.
+const Variant* pick_forward(const ForwardArgs& a, Memory where);
+const Variant* pick_backward(const BackwardArgs& a, Memory where);
+
+// Registration hooks, one per family; registry() calls each once.
+void register_host_variants(std::vector<Variant>& out);
+void register_cuda_variants(std::vector<Variant>& out);
+
+}  // namespace rmsnorm

@@ -1,0 +1,144 @@
+// The oracle: exact answers for every op of SPEC §3 and, per output element, the set of values a
+// correct kernel may return (SPEC §4). FP64 with a rigorous error bound is the fast path; where
+// that enclosure straddles a rounding boundary of the output type, Boost.Multiprecision decides
+// (exact rational comparison — the last step of Ziv's strategy). OpenMP over rows.
+//
+// The oracle works on dense host copies of a case: inputs as float values (every input type
+// widens exactly into fp32) and outputs as the bit patterns the variant wrote. Layout, strides
+// and guard bands belong to the harness, not here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "rmsnorm/types.h"
+#include "rmsnorm/variant.h"
+
+namespace oracle {
+
+using rmsnorm::AccumShape;
+using rmsnorm::Convention;
+using rmsnorm::DType;
+using rmsnorm::Quant;
+
+// ---------------------------------------------------------------------------------------------
+// Cases and results
+// ---------------------------------------------------------------------------------------------
+
+struct ForwardCase {
+  std::int64_t rows = 0, dim = 0;
+  DType x_type = DType::bf16;  // x, o and (without quant) y
+  DType g_type = DType::bf16;
+  DType y_type = DType::bf16;  // = x_type, or e4m3/e5m2 with quant
+  Convention convention = Convention::standard;
+  Quant quant = Quant::none;
+  float eps = 1e-6f;
+  float static_scale = 1.0f;   // Quant::static_scale only
+  std::vector<float> x;        // [rows*dim]; values representable in x_type
+  std::vector<float> o;        // [rows*dim] for fused add, else empty
+  std::vector<float> g;        // [dim]; empty for no_weight
+};
+
+struct ForwardResult {           // what the variant wrote, dense
+  std::vector<std::uint32_t> y;  // [rows*dim] bit patterns of y_type
+  std::vector<float> rstd;       // [rows] or empty when not requested
+  std::vector<std::uint32_t> h;  // fused add: the residual written back, bits of x_type
+  std::vector<float> scale;      // dynamic_token: [rows]; per_block: [rows*ceil(dim/128)]
+};
+
+struct BackwardCase {
+  std::int64_t rows = 0, dim = 0;
+  DType x_type = DType::bf16;    // x, dy, dx, dresidual
+  DType g_type = DType::bf16;
+  DType dg_type = DType::f32;
+  Convention convention = Convention::standard;
+  float eps = 1e-6f;
+  std::vector<float> x, dy;      // [rows*dim]
+  std::vector<float> g;          // [dim]; empty for no_weight
+  std::vector<float> rstd;       // [rows]: the r the backward is given (normally RN32 of exact r)
+  std::vector<float> dresidual;  // [rows*dim] for add_backward, else empty
+};
+
+struct BackwardResult {
+  std::vector<std::uint32_t> dx;  // bits of x_type
+  std::vector<std::uint32_t> dg;  // bits of dg_type, [dim]; empty when dg was not asked for
+};
+
+// ---------------------------------------------------------------------------------------------
+// Verdicts and the error profile
+// ---------------------------------------------------------------------------------------------
+
+struct Profile {
+  std::int64_t elements = 0;           // output elements checked
+  std::int64_t correctly_rounded = 0;  // equal to RN_out(exact)
+  std::int64_t failures = 0;
+  double max_ulp = 0;                  // max |got - exact| in ulps of the output type at exact
+  double max_err_over_bound = 0;       // max |got - exact| / (allowed deviation), <= 1 passes
+  std::int64_t fallbacks = 0;          // elements decided by the multiprecision path
+  void merge(const Profile& o);
+};
+
+struct Verdict {
+  bool pass = true;
+  Profile profile;
+  std::string first_failure;  // "y[3,17]: got 0x3f80 (1.0) accept [0x3f81, 0x3f82] exact 1.0078125..."
+  std::string error;          // the case itself is invalid (then pass = false)
+};
+
+// ---------------------------------------------------------------------------------------------
+// Checking a variant's output
+// ---------------------------------------------------------------------------------------------
+
+// Forward family: y (or q and its scales), rstd, and the written-back residual.
+// `shape` is the variant's declared row reduction shape (Variant::row_shape(dim)).
+Verdict check_forward(const ForwardCase& c, const ForwardResult& got, AccumShape shape);
+
+// Backward: dx per element within the magnitude-weighted bound, dg within its bound.
+Verdict check_backward(const BackwardCase& c, const BackwardResult& got, AccumShape row_shape,
+                       AccumShape dg_shape);
+
+// ---------------------------------------------------------------------------------------------
+// Exact values (for reports, properties and central differences)
+// ---------------------------------------------------------------------------------------------
+
+// Validation of a case (sizes consistent, D >= 1, eps >= 0 finite, types legal).
+std::string validate(const ForwardCase& c);   // "" when valid
+std::string validate(const BackwardCase& c);
+
+// The exact r of each row, enclosed: r in [lo, hi] (rigorous). With fused add, of RN(h + o).
+struct Enclosure { double lo = 0, hi = 0; double mid() const { return 0.5 * (lo + hi); } };
+std::vector<Enclosure> row_rstd(const ForwardCase& c);
+
+// RN32 of the exact r per row (the rstd the harness hands a backward). Exact (Ziv).
+std::vector<float> rstd_rounded(const ForwardCase& c);
+
+// The correctly rounded output RN_out(y) per element (Ziv-exact), bits of y_type. For quant
+// modes the oracle uses exact scales (static: given; dynamic: exact amax / max, floored).
+std::vector<std::uint32_t> forward_rounded(const ForwardCase& c);
+
+// FP64 approximations of the exact y (before rounding), for printing and differences.
+std::vector<double> forward_values(const ForwardCase& c);
+
+// The residual stream written back by fused add: RN_x(h + o), bits of x_type.
+std::vector<std::uint32_t> residual_rounded(const ForwardCase& c);
+
+// Exact backward (FP64 approximations of dx and dg, using the given rstd as r).
+struct BackwardValues { std::vector<double> dx, dg; };
+BackwardValues backward_values(const BackwardCase& c);
+
+// Analytic gradient of L = Σ w ⊙ y (w = dy) with r recomputed exactly from x, and its central
+// difference estimate [L(x + h e_i) − L(x − h e_i)] / (2h), in FP64 (multiprecision where FP64
+// cancels). Used by P3.
+struct GradientCheck {
+  double max_rel_dx = 0, max_rel_dg = 0;  // max |analytic − central| / scale
+  bool pass = true;
+  std::string first_failure;
+};
+GradientCheck check_gradient_central(const BackwardCase& c);
+
+// The accumulation bound of SPEC §4 for a shape: eps32 = ((k + d)/2 + 7)·u (with its
+// second-order factor), relative, for the forward under `conv`.
+double forward_relative_bound(AccumShape shape, Convention conv);
+
+}  // namespace oracle
