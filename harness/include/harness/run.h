@@ -1,0 +1,54 @@
+// Running one variant on one case, the way every test, the fuzzers and the command line do it:
+// lay the case out in memory (row strides, misaligned bases, in-place aliasing) with poisoned
+// guard bands before and after every buffer and poisoned gaps between strided rows, run the
+// variant (host or device), check that no poisoned byte changed, read the outputs back dense,
+// and let the oracle judge them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "oracle/oracle.h"
+#include "rmsnorm/types.h"
+#include "rmsnorm/variant.h"
+
+namespace harness {
+
+// How a case sits in memory. Pads are extra elements per row (stride = D + pad); offsets move
+// a buffer's base by that many *bytes* from a 256-byte boundary (misaligned when not a multiple
+// of the 16-byte vector width).
+struct Layout {
+  std::int64_t x_pad = 0, o_pad = 0, y_pad = 0, dy_pad = 0, dx_pad = 0, dres_pad = 0;
+  std::int64_t x_offset = 0, o_offset = 0, y_offset = 0, g_offset = 0;
+  std::int64_t dy_offset = 0, dx_offset = 0, dres_offset = 0;
+  bool in_place = false;  // forward: y aliases x (plain) or o (fused add); backward: dx aliases dy
+  std::string to_string() const;   // "x_pad=3 y_offset=2 in_place=1" (only non-defaults)
+  static bool parse(const std::string& s, Layout& out, std::string& error);
+};
+
+// Poison written around and between buffers: NaN in every format for inputs (so a read of it
+// shows up as NaN in the row), and checked byte by byte afterwards.
+inline constexpr unsigned char kPoisonByte = 0xFF;
+inline constexpr std::int64_t kGuardBytes = 256;
+
+struct Outcome {
+  rmsnorm::Status status;        // the launcher's status (not ok: nothing else is meaningful)
+  std::string guard_violation;   // "" or "y: byte 17 after the buffer was written", "x gap row 3 ..."
+  oracle::Verdict verdict;       // the oracle's judgement of the outputs (when status ok)
+  bool pass() const { return status.ok() && guard_violation.empty() && verdict.pass; }
+  std::string summary() const;   // one line: why it failed, or "ok"
+};
+
+// Run `v` on the case laid out per `layout` and judge it. Device variants get device buffers
+// (cudaMalloc), host variants host buffers; the rstd handed to a backward is the oracle's
+// RN32(exact r) unless the case carries its own. Never throws; a missing device is a status.
+Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
+Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
+
+// Run only, no judgement: the raw dense outputs (for determinism/batch-invariance properties).
+struct RawForward { rmsnorm::Status status; std::string guard_violation; oracle::ForwardResult result; };
+struct RawBackward { rmsnorm::Status status; std::string guard_violation; oracle::BackwardResult result; };
+RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
+RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
+
+}  // namespace harness

@@ -1,0 +1,420 @@
+// Running a variant on a case inside poisoned memory, and judging the result.
+//
+// Every buffer is one allocation: [guard | offset | rows with gaps | guard]. The whole
+// allocation starts as kPoisonByte (a NaN in every format), the live elements are written, and
+// after the run every byte that is not a live element of an *output* must still be poison.
+// Inputs are checked too: a variant must never write its inputs (except x under fused add).
+#include "harness/run.h"
+
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "rmsnorm/formats.h"
+#include "rmsnorm/validate.h"
+
+#if RMSNORM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace harness {
+namespace {
+
+using rmsnorm::DType;
+using rmsnorm::Memory;
+using rmsnorm::Status;
+using Code = rmsnorm::Status::Code;
+
+constexpr std::int64_t kAlign = 256;
+
+// One guarded buffer: a host image and, for device variants, its device twin.
+class Region {
+ public:
+  Region(std::string name, Memory where, std::int64_t rows, std::int64_t dim, std::int64_t stride, DType type,
+         std::int64_t offset_bytes)
+      : name_(std::move(name)), where_(where), rows_(rows), dim_(dim), stride_(stride), type_(type),
+        offset_(offset_bytes) {
+    const std::uint64_t span = rmsnorm::span_bytes(rows, dim, stride, rmsnorm::size_of(type));
+    lead_ = kGuardBytes + offset_;
+    total_ = static_cast<std::size_t>(lead_ + static_cast<std::int64_t>(span) + kGuardBytes);
+    // Over-allocate so the host image can start on a kAlign boundary like cudaMalloc's.
+    storage_.assign(total_ + kAlign, kPoisonByte);
+    const auto base = reinterpret_cast<std::uintptr_t>(storage_.data());
+    host_ = storage_.data() + (kAlign - base % kAlign) % kAlign;
+  }
+  ~Region() {
+#if RMSNORM_HAVE_CUDA
+    if (device_) cudaFree(device_);
+#endif
+  }
+  Region(const Region&) = delete;
+  Region& operator=(const Region&) = delete;
+
+  // Element (r, j) of the host image.
+  unsigned char* at(std::int64_t r, std::int64_t j) {
+    return host_ + lead_ + (r * stride_ + j) * static_cast<std::int64_t>(rmsnorm::size_of(type_));
+  }
+  void set(std::int64_t r, std::int64_t j, float v) { rmsnorm::store_rounded(at(r, j), type_, 0, v); }
+  std::uint32_t bits(std::int64_t r, std::int64_t j) {
+    std::uint32_t b = 0;
+    std::memcpy(&b, at(r, j), rmsnorm::size_of(type_));
+    return b;
+  }
+  float value(std::int64_t r, std::int64_t j) { return rmsnorm::load_as_float(at(r, j), type_, 0); }
+
+  // Bring the target in line with the host image (allocating device memory on first use).
+  Status upload() {
+    if (where_ == Memory::host) return Status::success();
+#if RMSNORM_HAVE_CUDA
+    if (!device_) {
+      const cudaError_t e = cudaMalloc(&device_, total_);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        device_ = nullptr;
+        return Status::fail(Code::launch_failed, "cudaMalloc(" + std::to_string(total_) + ") for " + name_ +
+                                                     ": " + cudaGetErrorString(e));
+      }
+    }
+    const cudaError_t e = cudaMemcpy(device_, host_, total_, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) return Status::fail(Code::launch_failed, std::string("upload: ") + cudaGetErrorString(e));
+    return Status::success();
+#else
+    return Status::fail(Code::no_device, "built without CUDA");
+#endif
+  }
+  Status download() {
+    if (where_ == Memory::host) return Status::success();
+#if RMSNORM_HAVE_CUDA
+    const cudaError_t e = cudaMemcpy(host_, device_, total_, cudaMemcpyDeviceToHost);
+    if (e != cudaSuccess) return Status::fail(Code::launch_failed, std::string("download: ") + cudaGetErrorString(e));
+    return Status::success();
+#else
+    return Status::fail(Code::no_device, "built without CUDA");
+#endif
+  }
+  // The pointer the variant gets: element (0, 0) on the variant's side.
+  void* target() {
+    unsigned char* base = where_ == Memory::host ? host_ : static_cast<unsigned char*>(device_);
+    return base ? base + lead_ : nullptr;
+  }
+
+  // First byte outside the live elements that is no longer poison, or "".
+  std::string check_poison() {
+    const std::int64_t elem = static_cast<std::int64_t>(rmsnorm::size_of(type_));
+    auto bad = [&](std::int64_t from, std::int64_t to) -> std::int64_t {
+      for (std::int64_t i = from; i < to; ++i)
+        if (host_[i] != kPoisonByte) return i;
+      return -1;
+    };
+    std::int64_t i = bad(0, lead_);
+    if (i >= 0) return name_ + ": guard byte " + std::to_string(lead_ - i) + " before the buffer was written";
+    for (std::int64_t r = 0; r + 1 < rows_; ++r) {
+      const std::int64_t from = lead_ + (r * stride_ + dim_) * elem, to = lead_ + (r + 1) * stride_ * elem;
+      i = bad(from, to);
+      if (i >= 0)
+        return name_ + ": gap after row " + std::to_string(r) + " written at element " +
+               std::to_string((i - lead_) / elem - r * stride_);
+    }
+    const std::int64_t end = rows_ > 0 ? lead_ + ((rows_ - 1) * stride_ + dim_) * elem : lead_;
+    i = bad(end, static_cast<std::int64_t>(total_));
+    if (i >= 0) return name_ + ": guard byte " + std::to_string(i - end) + " after the buffer was written";
+    return "";
+  }
+  // A live element that changed although the buffer is an input.
+  std::string check_unchanged(const std::vector<unsigned char>& before) {
+    if (std::memcmp(before.data(), host_, total_) == 0) return "";
+    for (std::size_t i = 0; i < total_; ++i)
+      if (before[i] != host_[i]) return name_ + " (an input) was written at byte " + std::to_string(i);
+    return "";
+  }
+  std::vector<unsigned char> snapshot() const { return std::vector<unsigned char>(host_, host_ + total_); }
+
+ private:
+  std::string name_;
+  Memory where_;
+  std::int64_t rows_, dim_, stride_;
+  DType type_;
+  std::int64_t offset_;
+  std::int64_t lead_ = 0;
+  std::size_t total_ = 0;
+  std::vector<unsigned char> storage_;
+  unsigned char* host_ = nullptr;
+  void* device_ = nullptr;
+};
+
+Status sync_device(Memory where) {
+  if (where == Memory::host) return Status::success();
+#if RMSNORM_HAVE_CUDA
+  const cudaError_t e = cudaDeviceSynchronize();
+  if (e != cudaSuccess) {
+    const cudaError_t last = cudaGetLastError();
+    return Status::fail(Code::launch_failed, std::string("kernel failed: ") + cudaGetErrorString(e) + " / " +
+                                                 cudaGetErrorString(last));
+  }
+#endif
+  return Status::success();
+}
+
+void fill(Region& reg, const std::vector<float>& v, std::int64_t rows, std::int64_t dim) {
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t j = 0; j < dim; ++j) reg.set(r, j, v[static_cast<std::size_t>(r * dim + j)]);
+}
+
+std::string first_nonempty(std::initializer_list<std::string> xs) {
+  for (const auto& s : xs)
+    if (!s.empty()) return s;
+  return "";
+}
+
+Status device_gate(const rmsnorm::Variant& v) {
+  if (v.memory == Memory::device) return rmsnorm::device_status();
+  return Status::success();
+}
+
+}  // namespace
+
+std::string Outcome::summary() const {
+  if (!status.ok()) return std::string("status ") + rmsnorm::to_string(status.code) + ": " + status.reason;
+  if (!guard_violation.empty()) return "guard: " + guard_violation;
+  if (!verdict.error.empty()) return "invalid case: " + verdict.error;
+  if (!verdict.pass) return verdict.first_failure;
+  return "ok";
+}
+
+RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L) {
+  RawForward out;
+  const std::string invalid = oracle::validate(c);
+  if (!invalid.empty()) {
+    out.status = Status::fail(Code::invalid_argument, "invalid case: " + invalid);
+    return out;
+  }
+  out.status = device_gate(v);
+  if (!out.status.ok()) return out;
+  const std::int64_t R = c.rows, D = c.dim;
+  const bool add = !c.o.empty();
+  const bool quant = c.quant != rmsnorm::Quant::none;
+  const Memory where = v.memory;
+
+  Region x("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
+  fill(x, c.x, R, D);
+  std::unique_ptr<Region> o, y, g, rstd, scale;
+  if (add) {
+    o = std::make_unique<Region>("o", where, R, D, D + L.o_pad, c.x_type, L.o_offset);
+    fill(*o, c.o, R, D);
+  }
+  // In place: y is the input buffer itself (x, or o under fused add), never a copy.
+  Region* yreg = nullptr;
+  if (L.in_place && !quant) {
+    yreg = add ? o.get() : &x;
+  } else {
+    y = std::make_unique<Region>("y", where, R, D, D + L.y_pad, c.y_type, L.y_offset);
+    yreg = y.get();
+  }
+  if (c.convention != rmsnorm::Convention::no_weight) {
+    g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
+    fill(*g, c.g, 1, D);
+  }
+  rstd = std::make_unique<Region>("rstd", where, 1, R, R, DType::f32, 0);
+  if (quant) {
+    const std::int64_t n = c.quant == rmsnorm::Quant::static_scale ? 1
+                           : c.quant == rmsnorm::Quant::dynamic_token ? R
+                                                                      : R * rmsnorm::quant_groups(D);
+    scale = std::make_unique<Region>("scale", where, 1, n, n, DType::f32, 0);
+    if (c.quant == rmsnorm::Quant::static_scale) scale->set(0, 0, c.static_scale);
+  }
+
+  std::vector<Region*> all = {&x, o.get(), y.get(), g.get(), rstd.get(), scale.get()};
+  for (Region* r : all)
+    if (r) {
+      out.status = r->upload();
+      if (!out.status.ok()) return out;
+    }
+  const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
+  const auto o_before = (o && yreg != o.get()) ? o->snapshot() : std::vector<unsigned char>();
+  const auto x_before = (!add && yreg != &x) ? x.snapshot() : std::vector<unsigned char>();
+  const auto s_before =
+      (scale && c.quant == rmsnorm::Quant::static_scale) ? scale->snapshot() : std::vector<unsigned char>();
+
+  rmsnorm::ForwardArgs a;
+  a.rows = R;
+  a.dim = D;
+  a.x = {x.target(), c.x_type, D + L.x_pad};
+  if (add) a.o = {o->target(), c.x_type, D + L.o_pad};
+  const std::int64_t y_stride = yreg == &x ? D + L.x_pad : (add && yreg == o.get()) ? D + L.o_pad : D + L.y_pad;
+  a.y = {yreg->target(), c.y_type, y_stride};
+  a.g = g ? g->target() : nullptr;
+  a.g_type = c.g_type;
+  a.rstd = static_cast<float*>(rstd->target());
+  a.eps = c.eps;
+  a.convention = c.convention;
+  a.quant = c.quant;
+  a.scale = scale ? static_cast<float*>(scale->target()) : nullptr;
+
+  if (!v.run_forward) {
+    out.status = Status::fail(Code::unsupported, v.name + " has no forward");
+    return out;
+  }
+  out.status = v.run_forward(a);
+  if (out.status.ok()) out.status = sync_device(where);
+  if (!out.status.ok()) return out;
+  for (Region* r : all)
+    if (r) {
+      out.status = r->download();
+      if (!out.status.ok()) return out;
+    }
+
+  out.guard_violation = first_nonempty(
+      {x.check_poison(), o ? o->check_poison() : "", y ? y->check_poison() : "", g ? g->check_poison() : "",
+       rstd->check_poison(), scale ? scale->check_poison() : "", g ? g->check_unchanged(g_before) : "",
+       o_before.empty() ? "" : o->check_unchanged(o_before), x_before.empty() ? "" : x.check_unchanged(x_before),
+       s_before.empty() ? "" : scale->check_unchanged(s_before)});
+
+  oracle::ForwardResult& res = out.result;
+  res.y.resize(static_cast<std::size_t>(R * D));
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t j = 0; j < D; ++j) res.y[static_cast<std::size_t>(r * D + j)] = yreg->bits(r, j);
+  res.rstd.resize(static_cast<std::size_t>(R));
+  for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = rstd->value(0, r);
+  if (add) {
+    res.h.resize(static_cast<std::size_t>(R * D));
+    for (std::int64_t r = 0; r < R; ++r)
+      for (std::int64_t j = 0; j < D; ++j) res.h[static_cast<std::size_t>(r * D + j)] = x.bits(r, j);
+  }
+  if (quant && c.quant != rmsnorm::Quant::static_scale) {
+    const std::int64_t n = c.quant == rmsnorm::Quant::dynamic_token ? R : R * rmsnorm::quant_groups(D);
+    res.scale.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) res.scale[static_cast<std::size_t>(i)] = scale->value(0, i);
+  }
+  return out;
+}
+
+Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout) {
+  Outcome out;
+  RawForward raw = execute_forward(v, c, layout);
+  out.status = raw.status;
+  out.guard_violation = raw.guard_violation;
+  if (!out.status.ok()) return out;
+  const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
+  out.verdict = oracle::check_forward(c, raw.result, shape);
+  return out;
+}
+
+RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
+  RawBackward out;
+  const std::string invalid = oracle::validate(c);
+  if (!invalid.empty()) {
+    out.status = Status::fail(Code::invalid_argument, "invalid case: " + invalid);
+    return out;
+  }
+  out.status = device_gate(v);
+  if (!out.status.ok()) return out;
+  const std::int64_t R = c.rows, D = c.dim;
+  const bool add = !c.dresidual.empty();
+  const bool want_dg = c.convention != rmsnorm::Convention::no_weight;
+  const Memory where = v.memory;
+
+  Region x("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
+  fill(x, c.x, R, D);
+  Region dy("dy", where, R, D, D + L.dy_pad, c.x_type, L.dy_offset);
+  fill(dy, c.dy, R, D);
+  std::unique_ptr<Region> dx, dres, g, dg, ws;
+  Region* dxreg = &dy;
+  if (!L.in_place) {
+    dx = std::make_unique<Region>("dx", where, R, D, D + L.dx_pad, c.x_type, L.dx_offset);
+    dxreg = dx.get();
+  }
+  if (add) {
+    dres = std::make_unique<Region>("dresidual", where, R, D, D + L.dres_pad, c.x_type, L.dres_offset);
+    fill(*dres, c.dresidual, R, D);
+  }
+  if (c.convention != rmsnorm::Convention::no_weight) {
+    g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
+    fill(*g, c.g, 1, D);
+  }
+  Region rstd("rstd", where, 1, R, R, DType::f32, 0);
+  for (std::int64_t r = 0; r < R; ++r) rstd.set(0, r, c.rstd[static_cast<std::size_t>(r)]);
+  if (want_dg) dg = std::make_unique<Region>("dg", where, 1, D, D, c.dg_type, 0);
+  const std::size_t wbytes = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
+  if (wbytes > 0) ws = std::make_unique<Region>("workspace", where, 1, static_cast<std::int64_t>(wbytes),
+                                                static_cast<std::int64_t>(wbytes), DType::e4m3, 0);
+
+  std::vector<Region*> all = {&x, &dy, dx.get(), dres.get(), g.get(), &rstd, dg.get(), ws.get()};
+  for (Region* r : all)
+    if (r) {
+      out.status = r->upload();
+      if (!out.status.ok()) return out;
+    }
+  const auto x_before = x.snapshot();
+  const auto dy_before = L.in_place ? std::vector<unsigned char>() : dy.snapshot();
+  const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
+  const auto dres_before = dres ? dres->snapshot() : std::vector<unsigned char>();
+  const auto rstd_before = rstd.snapshot();
+
+  rmsnorm::BackwardArgs a;
+  a.rows = R;
+  a.dim = D;
+  a.x = {x.target(), c.x_type, D + L.x_pad};
+  a.dy = {dy.target(), c.x_type, D + L.dy_pad};
+  a.dx = {dxreg->target(), c.x_type, L.in_place ? D + L.dy_pad : D + L.dx_pad};
+  if (add) a.dresidual = {dres->target(), c.x_type, D + L.dres_pad};
+  a.g = g ? g->target() : nullptr;
+  a.g_type = c.g_type;
+  a.rstd = static_cast<const float*>(rstd.target());
+  a.dg = dg ? dg->target() : nullptr;
+  a.dg_type = c.dg_type;
+  a.eps = c.eps;
+  a.convention = c.convention;
+  a.workspace = ws ? ws->target() : nullptr;
+  a.workspace_bytes = wbytes;
+
+  if (!v.run_backward) {
+    out.status = Status::fail(Code::unsupported, v.name + " has no backward");
+    return out;
+  }
+  out.status = v.run_backward(a);
+  if (out.status.ok()) out.status = sync_device(where);
+  if (!out.status.ok()) return out;
+  for (Region* r : all)
+    if (r) {
+      out.status = r->download();
+      if (!out.status.ok()) return out;
+    }
+  // The workspace is scratch: only its guards are checked.
+  out.guard_violation = first_nonempty(
+      {x.check_poison(), dy.check_poison(), dx ? dx->check_poison() : "", dres ? dres->check_poison() : "",
+       g ? g->check_poison() : "", rstd.check_poison(), dg ? dg->check_poison() : "",
+       x.check_unchanged(x_before), dy_before.empty() ? "" : dy.check_unchanged(dy_before),
+       g ? g->check_unchanged(g_before) : "", dres ? dres->check_unchanged(dres_before) : "",
+       rstd.check_unchanged(rstd_before)});
+  if (ws) {
+    // Guards of the workspace: its live bytes are scratch, anything around them is not.
+    std::string w = ws->check_poison();
+    if (!w.empty()) out.guard_violation = first_nonempty({out.guard_violation, w});
+  }
+
+  oracle::BackwardResult& res = out.result;
+  res.dx.resize(static_cast<std::size_t>(R * D));
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t j = 0; j < D; ++j) res.dx[static_cast<std::size_t>(r * D + j)] = dxreg->bits(r, j);
+  if (dg) {
+    res.dg.resize(static_cast<std::size_t>(D));
+    for (std::int64_t j = 0; j < D; ++j) res.dg[static_cast<std::size_t>(j)] = dg->bits(0, j);
+  }
+  return out;
+}
+
+Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout) {
+  Outcome out;
+  RawBackward raw = execute_backward(v, c, layout);
+  out.status = raw.status;
+  out.guard_violation = raw.guard_violation;
+  if (!out.status.ok()) return out;
+  const rmsnorm::AccumShape rs = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
+  const rmsnorm::AccumShape ds = v.dg_shape ? v.dg_shape(c.rows) : rmsnorm::AccumShape{c.rows, 0};
+  out.verdict = oracle::check_backward(c, raw.result, rs, ds);
+  return out;
+}
+
+}  // namespace harness
