@@ -1,6 +1,87 @@
-// Placeholder until the forward family lands.
+// Registration of the CUDA forward family (forward, fused add, fused FP8, both fusions), best
+// first: the dispatcher takes the first product variant whose can_implement() accepts.
+//   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
+//   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
+//   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
+//   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "forward_instances.h"
 #include "registration.h"
 
 namespace rmsnorm::cuda {
-void register_forward_variants(std::vector<Variant>&) {}
+namespace {
+
+using fwd::Path;
+
+template <Path P>
+AccumShape shape(std::int64_t dim) {
+  return fwd::shape_of(P, dim);
+}
+
+// Only the (mutant, path) pair named here is referenced, so only its launcher is instantiated
+// (in its own forward_*.cu unit; this file sees extern declarations).
+template <Mutant M, Path P>
+Variant make(std::string name, std::string description) {
+  Variant v;
+  v.name = std::move(name);
+  v.description = std::move(description);
+  v.memory = Memory::device;
+  v.mutant = M;
+  v.ops = fwd::ops_mask<M>();
+  v.row_shape = shape<P>;
+  if constexpr (P == Path::warp_row) {
+    v.can_implement_forward = fwd::can_warp_row<M>;
+    v.run_forward = fwd::run_warp_row<M>;
+  } else if constexpr (P == Path::block_row) {
+    v.can_implement_forward = fwd::can_block_row<M>;
+    v.run_forward = fwd::run_block_row<M>;
+  } else if constexpr (P == Path::large_d) {
+    v.can_implement_forward = fwd::can_large_d<M>;
+    v.run_forward = fwd::run_large_d<M>;
+  } else {
+    v.can_implement_forward = fwd::can_scalar<M>;
+    v.run_forward = fwd::run_scalar<M>;
+  }
+  return v;
+}
+
+const char* path_variant_name(Path p) {
+  switch (p) {
+    case Path::warp_row: return "fwd.warp_row";
+    case Path::block_row: return "fwd.block_row";
+    case Path::large_d: return "fwd.large_d";
+    default: return "fwd.scalar";
+  }
+}
+
+template <Mutant M, Path P>
+void add_mutant(std::vector<Variant>& out) {
+  out.push_back(make<M, P>(std::string("mutant.") + path_variant_name(P) + "." + to_string(M),
+                           std::string(path_variant_name(P)) + " with " + mutant_description(M)));
+}
+
+}  // namespace
+
+void register_forward_variants(std::vector<Variant>& out) {
+  out.push_back(make<Mutant::none, Path::warp_row>(
+      "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
+  out.push_back(make<Mutant::none, Path::block_row>(
+      "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
+  out.push_back(make<Mutant::none, Path::large_d>(
+      "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  out.push_back(make<Mutant::none, Path::scalar>(
+      "fwd.scalar", "any alignment, D <= 2^24: element-wise loads, two passes"));
+
+#define RMSNORM_FWD_PATH_run_block_row Path::block_row
+#define RMSNORM_FWD_PATH_run_large_d Path::large_d
+#define RMSNORM_FWD_PATH_run_warp_row Path::warp_row
+#define RMSNORM_FWD_REGISTER_MUTANT(fn, m) add_mutant<Mutant::m, RMSNORM_FWD_PATH_##fn>(out);
+  RMSNORM_FWD_MUTANT_INSTANCES_A(RMSNORM_FWD_REGISTER_MUTANT)
+  RMSNORM_FWD_MUTANT_INSTANCES_B(RMSNORM_FWD_REGISTER_MUTANT)
+#undef RMSNORM_FWD_REGISTER_MUTANT
+}
+
 }  // namespace rmsnorm::cuda

@@ -86,6 +86,26 @@ struct Verdict {
   std::string error;          // the case itself is invalid (then pass = false)
 };
 
+// The set of values a correct kernel may write for one output element (SPEC §4).
+struct Acceptance {
+  enum class Kind : std::uint8_t {
+    range,       // any value v with value(lo) <= v <= value(hi) (±0 compare equal)
+    any,         // outside the guaranteed domain (NaN/Inf input, Σx² > FLT_MAX, ...): anything
+    nan_only,    // the exact result is NaN (eps = 0 and an all-zero row): only NaN
+    exact_bits,  // exactly `rounded` (a zero with its exact sign; the fused-add residual)
+  };
+  Kind kind = Kind::range;
+  std::uint32_t lo = 0, hi = 0;  // bits of the smallest and the largest accepted value
+  std::uint32_t rounded = 0;     // bits of RN_out(exact), the correctly rounded output
+  double exact = 0;              // FP64 approximation of the exact value (for reports)
+  bool fallback = false;         // some decision for it was taken by the multiprecision path
+};
+
+// How rounding decisions are taken: `fast` = FP64 enclosure, multiprecision only when the
+// enclosure straddles a rounding boundary; `exact_only` = every decision by exact rational
+// comparison (slow; the reference the fast path is tested against).
+enum class Evaluation : std::uint8_t { fast, exact_only };
+
 // ---------------------------------------------------------------------------------------------
 // Checking a variant's output
 // ---------------------------------------------------------------------------------------------
@@ -115,9 +135,12 @@ std::vector<float> rstd_rounded(const ForwardCase& c);
 
 // The correctly rounded output RN_out(y) per element (Ziv-exact), bits of y_type. For quant
 // modes the oracle uses exact scales (static: given; dynamic: exact amax / max, floored).
+// Rows outside the guaranteed domain (NaN/Inf input, Σx² > FLT_MAX, mean square < 2^-140) and
+// eps = 0 all-zero rows get the type's NaN.
 std::vector<std::uint32_t> forward_rounded(const ForwardCase& c);
 
-// FP64 approximations of the exact y (before rounding), for printing and differences.
+// FP64 approximations of the exact value before the output rounding, for printing and
+// differences: y (llama: RN_in(x·r)·g), or y / s_exact for the FP8 modes. NaN outside the domain.
 std::vector<double> forward_values(const ForwardCase& c);
 
 // The residual stream written back by fused add: RN_x(h + o), bits of x_type.
@@ -136,6 +159,48 @@ struct GradientCheck {
   std::string first_failure;
 };
 GradientCheck check_gradient_central(const BackwardCase& c);
+
+// Per element acceptance sets of the forward family. q of the FP8 modes is judged with the
+// kernel's scales when `kernel_scale` is given (static: the case's scale), otherwise with
+// RN32 of the exact scales (what a perfect kernel writes). `scale` judges a kernel's scales
+// against the exact ones. `error` is set (and the rest empty) for an invalid case.
+struct ForwardAcceptance {
+  std::vector<Acceptance> y;      // [rows*dim]
+  std::vector<Acceptance> rstd;   // [rows]
+  std::vector<Acceptance> scale;  // dynamic_token [rows]; per_block [rows*ceil(dim/128)]
+  std::vector<std::uint32_t> h;   // fused add: RN_x(h + o) bits
+  std::int64_t fallbacks = 0;
+  std::string error;
+};
+ForwardAcceptance forward_acceptance(const ForwardCase& c, AccumShape shape,
+                                     Evaluation mode = Evaluation::fast,
+                                     const std::vector<float>* kernel_scale = nullptr);
+// Mode-selectable versions of the exact answers above (fallback counts through `fallbacks`).
+std::vector<std::uint32_t> forward_rounded(const ForwardCase& c, Evaluation mode,
+                                           std::int64_t* fallbacks = nullptr);
+std::vector<float> rstd_rounded(const ForwardCase& c, Evaluation mode,
+                                std::int64_t* fallbacks = nullptr);
+// RN32 of the exact FP8 scales (dynamic_token / per_block), laid out as ForwardResult::scale.
+std::vector<float> scales_rounded(const ForwardCase& c);
+
+// Backward acceptance sets and the correctly rounded dx, dg (dg only with a weight).
+struct BackwardAcceptance {
+  std::vector<Acceptance> dx;  // [rows*dim]
+  std::vector<Acceptance> dg;  // [dim], empty for no_weight
+  std::int64_t fallbacks = 0;
+  std::string error;
+};
+BackwardAcceptance backward_acceptance(const BackwardCase& c, AccumShape row_shape,
+                                       AccumShape dg_shape, Evaluation mode = Evaluation::fast);
+BackwardResult backward_rounded(const BackwardCase& c, Evaluation mode = Evaluation::fast,
+                                std::int64_t* fallbacks = nullptr);
+
+// Central differences against a caller-supplied analytic gradient (e.g. a deliberately wrong
+// formula, to show the check can fail). dx: [rows*dim], dg: [dim] or empty.
+GradientCheck check_gradient_central(const BackwardCase& c, const BackwardValues& analytic);
+
+// Relative bound of the fp32 rstd for a shape: eps_r = ((k + d)/2 + 5)·u·factor.
+double rstd_relative_bound(AccumShape shape);
 
 // The accumulation bound of SPEC §4 for a shape: eps32 = ((k + d)/2 + 7)·u (with its
 // second-order factor), relative, for the forward under `conv`.

@@ -1,0 +1,472 @@
+// rmsnorm-bench: effective bandwidth of the registered device variants (SPEC §8), next to a
+// device-to-device copy of the same bytes timed in the same run.
+//
+// Bytes model (bytes that must move; g, rstd and scales are negligible and not counted):
+//   forward            R·D·(|x| + |y|)                 bf16: 4RD
+//   add_forward        R·D·(2|x| + |x| + |y|)          bf16: 8RD  (read x, o; write x, y)
+//   forward_quant      R·D·(|x| + 1)                   bf16: 3RD
+//   add_forward_quant  R·D·(3|x| + 1)                  bf16: 7RD
+//   backward           R·D·3|x| + dg partials          bf16: 6RD  (read x, dy; write dx)
+//   add_backward       R·D·4|x| + dg partials
+// The copy moves the same total: cudaMemcpyAsync of bytes/2 (each byte read once, written once),
+// so ratio = copy time / variant time = variant bandwidth / copy bandwidth.
+//
+// Timing: CUDA events, warm-up, median of many; the inputs rotate across enough buffer sets to
+// exceed 2× the L2 size (read from the device). For R ≤ 64 the launches are captured in a CUDA
+// graph and replayed, next to an empty kernel captured the same way (small-R target: within
+// 1.2× of it).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rmsnorm/types.h"
+#include "rmsnorm/variant.h"
+
+namespace {
+
+using rmsnorm::DType;
+using rmsnorm::Op;
+
+#define BENCH_CUDA(call)                                                                         \
+  do {                                                                                           \
+    const cudaError_t e_ = (call);                                                               \
+    if (e_ != cudaSuccess) {                                                                     \
+      std::fprintf(stderr, "CUDA error %s at %s:%d: %s\n", #call, __FILE__, __LINE__, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                              \
+    }                                                                                            \
+  } while (0)
+
+__global__ void empty_kernel() {}
+
+// Deterministic fill: 16-bit patterns of moderate values for f16/bf16, small floats for f32,
+// a constant for FP8 outputs (never read).
+__global__ void fill_kernel(void* p, std::size_t n, int elem, std::uint32_t salt) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ salt;
+    h ^= h >> 15;
+    if (elem == 4) {
+      static_cast<float*>(p)[i] = static_cast<float>(static_cast<int>(h % 2001u) - 1000) / 512.0f;
+    } else if (elem == 2) {
+      // bf16: exponent 118..130, f16: exponent 10..18 — both modest magnitudes.
+      const std::uint16_t sign = static_cast<std::uint16_t>((h >> 20) & 1u) << 15;
+      static_cast<std::uint16_t*>(p)[i] = static_cast<std::uint16_t>(sign | (0x3c00u + (h & 0x7ffu)) % 0x4800u);
+    } else {
+      static_cast<unsigned char*>(p)[i] = 0;
+    }
+  }
+}
+
+void fill(void* p, std::size_t bytes, int elem, std::uint32_t salt) {
+  const std::size_t n = bytes / static_cast<std::size_t>(elem);
+  fill_kernel<<<1024, 256>>>(p, n, elem, salt);
+  BENCH_CUDA(cudaGetLastError());
+}
+
+struct DeviceBuffer {
+  void* p = nullptr;
+  std::size_t bytes = 0;
+  explicit DeviceBuffer(std::size_t b) : bytes(b) {
+    if (b) BENCH_CUDA(cudaMalloc(&p, b));
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Options {
+  bool quick = false;
+  std::string variant;  // glob; empty: the dispatcher's choice
+  std::vector<std::string> ops;
+  std::vector<std::int64_t> rows, dims;
+  std::vector<DType> dtypes;
+  std::string csv;
+  int iters = 50;
+  bool extra_dtypes = true;  // a few fp16/fp32 shapes beside the bf16 sweep
+};
+
+std::vector<std::int64_t> parse_list(const char* s) {
+  std::vector<std::int64_t> v;
+  for (const char* p = s; *p;) {
+    char* end = nullptr;
+    v.push_back(std::strtoll(p, &end, 10));
+    p = *end ? end + 1 : end;
+  }
+  return v;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t a = 0;
+  while (a <= s.size()) {
+    const std::size_t b = s.find(',', a);
+    out.push_back(s.substr(a, b == std::string::npos ? std::string::npos : b - a));
+    if (b == std::string::npos) break;
+    a = b + 1;
+  }
+  return out;
+}
+
+void usage() {
+  std::printf(
+      "rmsnorm-bench [options]\n"
+      "  --quick              a small sweep (R in {1,64,8192}, D in {128,4096,8192})\n"
+      "  --variant GLOB       benchmark every variant matching GLOB (default: the dispatcher's pick)\n"
+      "  --op LIST            forward,add_forward,forward_quant,add_forward_quant,backward,add_backward\n"
+      "  --rows LIST          e.g. 1,16,64,512,4096,8192,32768\n"
+      "  --dims LIST          e.g. 128,1025,2048,4096,5120,8192,16384,65536\n"
+      "  --dtype LIST         bf16,f16,f32 (default bf16 plus a few f16/f32 shapes)\n"
+      "  --iters N            timed repetitions per measurement (median; default 50)\n"
+      "  --csv PATH           also write the table as CSV\n");
+}
+
+struct Result {
+  std::string op, dtype, variant, note;
+  std::int64_t rows = 0, dim = 0;
+  double bytes = 0, us = 0, copy_us = 0, empty_us = -1;
+  bool graph = false;
+};
+
+// Median time per call (µs) of `launch(k)` (k: the buffer set), by events around each call, or
+// by replaying a CUDA graph of `per_graph` calls when `graph` is set.
+template <typename F>
+double time_us(F&& launch, int sets, int iters, bool graph, cudaStream_t s) {
+  cudaEvent_t a, b;
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
+  std::vector<float> ms;
+  if (graph) {
+    const int per_graph = 32;
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    BENCH_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (int i = 0; i < per_graph; ++i) launch(i % sets);
+    BENCH_CUDA(cudaStreamEndCapture(s, &g));
+    BENCH_CUDA(cudaGraphInstantiate(&ge, g, 0));
+    for (int w = 0; w < 3; ++w) BENCH_CUDA(cudaGraphLaunch(ge, s));
+    for (int it = 0; it < iters; ++it) {
+      BENCH_CUDA(cudaEventRecord(a, s));
+      BENCH_CUDA(cudaGraphLaunch(ge, s));
+      BENCH_CUDA(cudaEventRecord(b, s));
+      BENCH_CUDA(cudaEventSynchronize(b));
+      float t = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t / per_graph);
+    }
+    BENCH_CUDA(cudaGraphExecDestroy(ge));
+    BENCH_CUDA(cudaGraphDestroy(g));
+  } else {
+    for (int w = 0; w < std::max(3, sets); ++w) launch(w % sets);
+    for (int it = 0; it < iters; ++it) {
+      BENCH_CUDA(cudaEventRecord(a, s));
+      launch(it % sets);
+      BENCH_CUDA(cudaEventRecord(b, s));
+      BENCH_CUDA(cudaEventSynchronize(b));
+      float t = 0;
+      BENCH_CUDA(cudaEventElapsedTime(&t, a, b));
+      ms.push_back(t);
+    }
+  }
+  BENCH_CUDA(cudaEventDestroy(a));
+  BENCH_CUDA(cudaEventDestroy(b));
+  std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+  return 1000.0 * ms[ms.size() / 2];
+}
+
+bool is_forward_op(Op op) {
+  return op == Op::forward || op == Op::add_forward || op == Op::forward_quant || op == Op::add_forward_quant;
+}
+
+double model_bytes(Op op, std::int64_t R, std::int64_t D, std::size_t xs, std::size_t ws) {
+  const double rd = static_cast<double>(R) * static_cast<double>(D);
+  switch (op) {
+    case Op::forward: return rd * 2 * xs;
+    case Op::add_forward: return rd * 4 * xs;
+    case Op::forward_quant: return rd * (xs + 1);
+    case Op::add_forward_quant: return rd * (3 * xs + 1);
+    case Op::backward: return rd * 3 * xs + static_cast<double>(ws);
+    default: return rd * 4 * xs + static_cast<double>(ws);
+  }
+}
+
+class Bench {
+ public:
+  explicit Bench(Options o) : opt_(std::move(o)) {
+    int dev = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&l2_, cudaDevAttrL2CacheSize, dev));
+    cudaDeviceProp prop{};
+    BENCH_CUDA(cudaGetDeviceProperties(&prop, dev));
+    device_ = prop.name;
+    BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~Bench() { cudaStreamDestroy(stream_); }
+
+  void run_shape(Op op, DType t, std::int64_t R, std::int64_t D) {
+    const std::size_t xs = rmsnorm::size_of(t);
+    const bool quant = op == Op::forward_quant || op == Op::add_forward_quant;
+    const bool add = op == Op::add_forward || op == Op::add_forward_quant || op == Op::add_backward;
+    const DType yt = quant ? DType::e4m3 : t;
+    const std::size_t act = static_cast<std::size_t>(R * D) * xs;
+    const std::size_t out = static_cast<std::size_t>(R * D) * rmsnorm::size_of(yt);
+    // Per-set bytes, and enough sets to exceed 2× L2.
+    const std::size_t per_set = act * (add ? 3 : 2) + out;
+    const int sets = static_cast<int>(std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(per_set, 1) + 1, 1, 64));
+    struct Set {
+      std::unique_ptr<DeviceBuffer> x, o, y, dy, dres, ws;
+    };
+    std::vector<Set> bufs(static_cast<std::size_t>(sets));
+    DeviceBuffer g(static_cast<std::size_t>(D) * xs), rstd(static_cast<std::size_t>(R) * 4),
+        scale(static_cast<std::size_t>(R * rmsnorm::quant_groups(D)) * 4), dg(static_cast<std::size_t>(D) * 4);
+    fill(g.p, g.bytes, static_cast<int>(xs), 7);
+    {
+      const std::vector<float> ones(static_cast<std::size_t>(R), 1.0f);  // the backward's given r
+      BENCH_CUDA(cudaMemcpy(rstd.p, ones.data(), rstd.bytes, cudaMemcpyHostToDevice));
+    }
+    for (int k = 0; k < sets; ++k) {
+      Set& s = bufs[static_cast<std::size_t>(k)];
+      s.x = std::make_unique<DeviceBuffer>(act);
+      fill(s.x->p, act, static_cast<int>(xs), 11u + static_cast<std::uint32_t>(k));
+      if (is_forward_op(op)) {
+        if (add) {
+          s.o = std::make_unique<DeviceBuffer>(act);
+          fill(s.o->p, act, static_cast<int>(xs), 101u + static_cast<std::uint32_t>(k));
+        }
+        s.y = std::make_unique<DeviceBuffer>(out);
+      } else {
+        s.dy = std::make_unique<DeviceBuffer>(act);
+        fill(s.dy->p, act, static_cast<int>(xs), 201u + static_cast<std::uint32_t>(k));
+        s.y = std::make_unique<DeviceBuffer>(act);  // dx
+        if (add) {
+          s.dres = std::make_unique<DeviceBuffer>(act);
+          fill(s.dres->p, act, static_cast<int>(xs), 301u + static_cast<std::uint32_t>(k));
+        }
+      }
+    }
+    auto fwd_args = [&](int k) {
+      Set& s = bufs[static_cast<std::size_t>(k)];
+      rmsnorm::ForwardArgs a;
+      a.rows = R;
+      a.dim = D;
+      a.x = {s.x->p, t, D};
+      if (add) a.o = {s.o->p, t, D};
+      a.y = {s.y->p, yt, D};
+      a.g = g.p;
+      a.g_type = t;
+      a.rstd = static_cast<float*>(rstd.p);
+      a.eps = 1e-6f;
+      a.quant = quant ? rmsnorm::Quant::dynamic_token : rmsnorm::Quant::none;
+      a.scale = quant ? static_cast<float*>(scale.p) : nullptr;
+      a.stream = stream_;
+      return a;
+    };
+    auto bwd_args = [&](int k, const rmsnorm::Variant* v, void* ws, std::size_t wsb) {
+      Set& s = bufs[static_cast<std::size_t>(k)];
+      rmsnorm::BackwardArgs a;
+      a.rows = R;
+      a.dim = D;
+      a.x = {s.x->p, t, D};
+      a.dy = {s.dy->p, t, D};
+      a.dx = {s.y->p, t, D};
+      if (add) a.dresidual = {s.dres->p, t, D};
+      a.g = g.p;
+      a.g_type = t;
+      a.rstd = static_cast<const float*>(rstd.p);
+      a.dg = dg.p;
+      a.dg_type = DType::f32;
+      a.workspace = ws;
+      a.workspace_bytes = wsb;
+      a.stream = stream_;
+      (void)v;
+      return a;
+    };
+
+    // Which variants: the dispatcher's pick, or every match of --variant.
+    std::vector<const rmsnorm::Variant*> variants;
+    if (opt_.variant.empty()) {
+      const rmsnorm::Variant* v = is_forward_op(op) ? rmsnorm::pick_forward(fwd_args(0), rmsnorm::Memory::device)
+                                                     : rmsnorm::pick_backward(bwd_args(0, nullptr, nullptr, 0), rmsnorm::Memory::device);
+      if (v) variants.push_back(v);
+    } else {
+      for (const rmsnorm::Variant& v : rmsnorm::registry())
+        if (v.memory == rmsnorm::Memory::device && v.supports(op) && rmsnorm::glob_match(opt_.variant, v.name))
+          variants.push_back(&v);
+    }
+    const bool graph = R <= 64;
+    for (const rmsnorm::Variant* v : variants) {
+      Result r;
+      r.op = rmsnorm::to_string(op);
+      r.dtype = rmsnorm::to_string(t);
+      r.variant = v->name;
+      r.rows = R;
+      r.dim = D;
+      r.graph = graph;
+      std::size_t wsb = 0;
+      if (!is_forward_op(op) && v->workspace_bytes) wsb = v->workspace_bytes(R, D);
+      DeviceBuffer ws(wsb);
+      rmsnorm::Status st;
+      if (is_forward_op(op)) {
+        st = v->can_implement_forward(fwd_args(0));
+      } else {
+        st = v->can_implement_backward(bwd_args(0, v, ws.p, wsb));
+      }
+      if (!st.ok()) {
+        r.note = std::string("skipped: ") + st.reason;
+        results_.push_back(r);
+        continue;
+      }
+      r.bytes = model_bytes(op, R, D, xs, wsb);
+      auto launch = [&](int k) {
+        const rmsnorm::Status s = is_forward_op(op) ? v->run_forward(fwd_args(k)) : v->run_backward(bwd_args(k, v, ws.p, wsb));
+        if (!s.ok()) {
+          std::fprintf(stderr, "%s failed: %s\n", v->name.c_str(), s.reason.c_str());
+          std::exit(2);
+        }
+      };
+      r.us = time_us(launch, sets, opt_.iters, graph, stream_);
+      // The copy of the same bytes (half read, half written), through the same buffer rotation.
+      const std::size_t copy_bytes = static_cast<std::size_t>(r.bytes / 2) / 16 * 16;
+      std::vector<std::unique_ptr<DeviceBuffer>> src, dst;
+      const int csets = static_cast<int>(std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(2 * copy_bytes, 1) + 1, 1, 64));
+      for (int k = 0; k < csets; ++k) {
+        src.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
+        dst.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
+      }
+      r.copy_us = time_us(
+          [&](int k) {
+            BENCH_CUDA(cudaMemcpyAsync(dst[static_cast<std::size_t>(k)]->p, src[static_cast<std::size_t>(k)]->p, copy_bytes,
+                                       cudaMemcpyDeviceToDevice, stream_));
+          },
+          csets, opt_.iters, graph, stream_);
+      if (graph) {
+        r.empty_us = time_us([&](int) { empty_kernel<<<1, 32, 0, stream_>>>(); }, 1, opt_.iters, true, stream_);
+      }
+      BENCH_CUDA(cudaStreamSynchronize(stream_));
+      BENCH_CUDA(cudaGetLastError());
+      results_.push_back(r);
+      print(r);
+    }
+  }
+
+  void header() const {
+    std::printf("device: %s, L2 %d MiB\n", device_.c_str(), l2_ >> 20);
+    std::printf("%-18s %-5s %6s %6s %-22s %10s %9s %9s %7s %9s %7s\n", "op", "dtype", "R", "D", "variant", "time_us",
+                "GB/s", "copyGB/s", "ratio", "empty_us", "x_empty");
+  }
+  static void print(const Result& r) {
+    if (!r.note.empty()) {
+      std::printf("%-18s %-5s %6lld %6lld %-22s %s\n", r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.rows),
+                  static_cast<long long>(r.dim), r.variant.c_str(), r.note.c_str());
+      return;
+    }
+    const double bw = r.bytes / (r.us * 1e3), cbw = r.bytes / (r.copy_us * 1e3);
+    std::printf("%-18s %-5s %6lld %6lld %-22s %10.2f %9.1f %9.1f %7.3f", r.op.c_str(), r.dtype.c_str(),
+                static_cast<long long>(r.rows), static_cast<long long>(r.dim), r.variant.c_str(), r.us, bw, cbw,
+                r.copy_us / r.us);
+    if (r.empty_us > 0) std::printf(" %9.2f %7.2f", r.empty_us, r.us / r.empty_us);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  void write_csv(const std::string& path) const {
+    FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "cannot write %s\n", path.c_str());
+      return;
+    }
+    std::fprintf(f, "device,op,dtype,rows,dim,variant,bytes,time_us,gbps,copy_us,copy_gbps,ratio,graph,empty_us,x_empty,note\n");
+    for (const Result& r : results_) {
+      const bool ok = r.note.empty();
+      std::fprintf(f, "\"%s\",%s,%s,%lld,%lld,%s,%.0f,%.3f,%.1f,%.3f,%.1f,%.4f,%d,%.3f,%.3f,\"%s\"\n", device_.c_str(),
+                   r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.dim),
+                   r.variant.c_str(), r.bytes, r.us, ok ? r.bytes / (r.us * 1e3) : 0.0, r.copy_us,
+                   ok ? r.bytes / (r.copy_us * 1e3) : 0.0, ok ? r.copy_us / r.us : 0.0, r.graph ? 1 : 0, r.empty_us,
+                   r.empty_us > 0 ? r.us / r.empty_us : 0.0, r.note.c_str());
+    }
+    std::fclose(f);
+  }
+
+ private:
+  Options opt_;
+  int l2_ = 0;
+  std::string device_;
+  cudaStream_t stream_{};
+  std::vector<Result> results_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(1);
+      }
+      return argv[++i];
+    };
+    if (a == "--quick") o.quick = true;
+    else if (a == "--variant") o.variant = next();
+    else if (a == "--op") o.ops = split(next());
+    else if (a == "--rows") o.rows = parse_list(next());
+    else if (a == "--dims") o.dims = parse_list(next());
+    else if (a == "--dtype") {
+      o.extra_dtypes = false;
+      for (const std::string& s : split(next())) {
+        DType t;
+        if (!rmsnorm::parse(s, t)) { std::fprintf(stderr, "bad dtype %s\n", s.c_str()); return 1; }
+        o.dtypes.push_back(t);
+      }
+    } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
+    else if (a == "--csv") o.csv = next();
+    else { usage(); return a == "--help" || a == "-h" ? 0 : 1; }
+  }
+  const rmsnorm::Status dev = rmsnorm::device_status();
+  if (!dev.ok()) {
+    std::printf("no benchmark: %s\n", dev.reason.c_str());
+    return 77;
+  }
+  if (o.rows.empty()) o.rows = o.quick ? std::vector<std::int64_t>{1, 64, 8192} : std::vector<std::int64_t>{1, 16, 64, 512, 4096, 8192, 32768};
+  if (o.dims.empty()) o.dims = o.quick ? std::vector<std::int64_t>{128, 4096, 8192} : std::vector<std::int64_t>{128, 1025, 2048, 4096, 5120, 8192, 16384, 65536};
+  if (o.dtypes.empty()) o.dtypes = {DType::bf16};
+  std::vector<Op> ops;
+  if (o.ops.empty()) {
+    ops = {Op::forward, Op::add_forward, Op::forward_quant, Op::add_forward_quant, Op::backward, Op::add_backward};
+  } else {
+    for (const std::string& s : o.ops) {
+      Op op;
+      if (!rmsnorm::parse(s, op)) { std::fprintf(stderr, "bad op %s\n", s.c_str()); return 1; }
+      ops.push_back(op);
+    }
+  }
+  Bench b(o);
+  b.header();
+  std::size_t free_b = 0, total_b = 0;
+  cudaMemGetInfo(&free_b, &total_b);
+  for (Op op : ops) {
+    for (DType t : o.dtypes)
+      for (std::int64_t R : o.rows)
+        for (std::int64_t D : o.dims) {
+          const double need = static_cast<double>(R) * D * 4 * 4;  // worst case: fp32, 4 tensors
+          if (need > 0.8 * static_cast<double>(free_b)) continue;
+          b.run_shape(op, t, R, D);
+        }
+    if (o.extra_dtypes && !o.quick) {
+      for (DType t : {DType::f16, DType::f32})
+        for (std::int64_t D : {4096, 8192}) b.run_shape(op, t, 8192, D);
+    }
+  }
+  if (!o.csv.empty()) b.write_csv(o.csv);
+  return 0;
+}

@@ -1,0 +1,429 @@
+#include "certification.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "case_runner.h"
+#include "json_writer.h"
+
+#if RMSNORM_CERT_HAVE_GENERATORS
+#include "generators.h"
+#endif
+
+namespace cert {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+double percent(std::int64_t part, std::int64_t whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 100.0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+Progress::Progress(std::string prefix) : prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO) != 0) {}
+
+void Progress::update(const std::string& text) {
+  const std::string line = prefix_ + text;
+  if (tty_) {
+    std::string padded = line;
+    if (padded.size() < last_len_) padded.append(last_len_ - padded.size(), ' ');
+    std::fprintf(stderr, "\r%s", padded.c_str());
+    last_len_ = line.size();
+  }
+  std::fflush(stderr);
+}
+
+void Progress::note(const std::string& text) {
+  if (tty_ && last_len_ > 0) std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
+  last_len_ = 0;
+  std::fprintf(stderr, "%s%s\n", prefix_.c_str(), text.c_str());
+  std::fflush(stderr);
+}
+
+void Progress::done() {
+  if (tty_ && last_len_ > 0) std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
+  last_len_ = 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
+                   Progress& progress, bool stop_at_first_failure) {
+  SuiteRun run;
+  const SuiteListing listing = list_property_tests(variant.memory == rmsnorm::Memory::device);
+  run.problems = listing.problems;
+  struct Task { const PropertyExecutable* exe; const std::string* name; };
+  std::vector<Task> tasks;
+  for (const auto& [exe, names] : listing.tests)
+    for (const std::string& n : names) tasks.push_back({&exe, &n});
+  run.results.resize(tasks.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::size_t finished = 0;
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= tasks.size() || stop.load()) return;
+      PropertyResult r = run_property_test(*tasks[i].exe, *tasks[i].name, variant.name, cases, timeout_seconds);
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      const bool bad = r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable;
+      progress.update("property " + std::to_string(finished) + "/" + std::to_string(tasks.size()) + " " + r.id + ": " +
+                      to_string(r.verdict) + " (" + fmt("%.1f", r.seconds) + " s)");
+      if (bad) progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
+      if (bad && stop_at_first_failure) stop = true;
+      run.results[i] = std::move(r);
+    }
+  };
+  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(tasks.size())));
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  // Tests never started (stopped early) are dropped rather than reported as missing.
+  run.results.erase(std::remove_if(run.results.begin(), run.results.end(),
+                                   [](const PropertyResult& r) { return r.name.empty(); }),
+                    run.results.end());
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+std::string base_variant_name(const rmsnorm::Variant& v) {
+  if (!v.is_mutant()) return v.name;
+  std::string name = v.name;
+  if (name.compare(0, 7, "mutant.") == 0) name = name.substr(7);
+  const std::string suffix = std::string(".") + rmsnorm::to_string(v.mutant);
+  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+    name.resize(name.size() - suffix.size());
+  return name;
+}
+
+CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
+                        bool stop_at_first_failure) {
+  CorpusRun run;
+  run.dir = dir;
+  std::vector<std::string> files;
+  if (!collect_case_files({dir}, files, run.error)) return run;
+  const std::string as = base_variant_name(variant);
+  for (const std::string& file : files) {
+    ++run.files;
+    harness::Case c;
+    std::string error;
+    if (!load_case_file(file, c, error)) {
+      ++run.invalid;
+      run.failures.push_back({file, "invalid case file: " + error, ""});
+      continue;
+    }
+    const std::string pattern = c.variant.empty() || c.variant == "*" || c.variant == "all" ? "*" : c.variant;
+    if (!rmsnorm::glob_match(pattern, as) && !rmsnorm::glob_match(pattern, variant.name)) {
+      ++run.not_matching;
+      continue;
+    }
+    progress.update("corpus " + std::to_string(run.files) + "/" + std::to_string(files.size()) + " " + file);
+    const CaseRun r = run_case(c, variant);
+    run.profile.merge(r.profile);
+    switch (r.verdict) {
+      case RunVerdict::pass: ++run.passed; break;
+      case RunVerdict::skipped: ++run.skipped; break;
+      case RunVerdict::invalid:
+        ++run.invalid;
+        run.failures.push_back({file, "invalid: " + r.reason, ""});
+        break;
+      case RunVerdict::fail: {
+        ++run.failed;
+        harness::Case exact = c;
+        exact.variant = variant.name;
+        run.failures.push_back({file, r.reason, repro_command(exact)});
+        if (stop_at_first_failure) return run;
+        break;
+      }
+    }
+  }
+  return run;
+}
+
+// ---------------------------------------------------------------------------------------------
+bool generators_available() {
+#if RMSNORM_CERT_HAVE_GENERATORS
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t cases_per_op, std::uint64_t seed,
+                                 Progress& progress) {
+  std::vector<OpRun> out;
+#if RMSNORM_CERT_HAVE_GENERATORS
+  for (int k = 0; k < rmsnorm::kOpCount; ++k) {
+    const auto op = static_cast<rmsnorm::Op>(k);
+    if (!variant.supports(op)) continue;
+    OpRun r;
+    r.op = op;
+    const auto t0 = std::chrono::steady_clock::now();
+    generators::Domain domain;
+    domain.ops = {op};
+    // Host variants run on 1–2 cores next to the oracle: keep cases small enough that N of them
+    // take seconds. Device variants keep the generators' own (larger) cap.
+    if (variant.memory == rmsnorm::Memory::host) domain.max_elements = std::int64_t{1} << 15;
+    for (std::int64_t i = 0; i < cases_per_op; ++i) {
+      generators::RngChooser chooser(generators::mix_seed(seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(i)));
+      harness::Case c = generators::draw_case(chooser, domain);
+      c.variant = variant.name;
+      const CaseRun run = run_case(c, variant);
+      ++r.cases;
+      r.profile.merge(run.profile);
+      if (run.verdict == RunVerdict::pass) ++r.passed;
+      else if (run.verdict == RunVerdict::skipped) ++r.skipped;
+      else {
+        ++r.failed;
+        if (r.failures.size() < 5) r.failures.push_back(run.reason + "\n    " + repro_command(c));
+      }
+      if (i % 8 == 0 || i + 1 == cases_per_op)
+        progress.update(std::string(rmsnorm::to_string(op)) + " case " + std::to_string(i + 1) + "/" +
+                        std::to_string(cases_per_op) + (r.failed ? ", " + std::to_string(r.failed) + " FAILED" : ""));
+    }
+    r.seconds = seconds_since(t0);
+    out.push_back(std::move(r));
+  }
+#else
+  (void)variant;
+  (void)cases_per_op;
+  (void)seed;
+  (void)progress;
+#endif
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+bool Certificate::passed() const { return failure_summary().empty(); }
+
+std::vector<std::string> Certificate::failure_summary() const {
+  std::vector<std::string> f;
+  if (suite.results.empty()) f.push_back("property suite: not run (" + (suite.problems.empty() ? std::string("no tests") : suite.problems.front()) + ")");
+  for (const std::string& p : suite.problems) f.push_back("property suite: " + p);
+  for (const PropertyResult& r : suite.results)
+    if (r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable)
+      f.push_back(r.id + " " + to_string(r.verdict) + ": " + r.message);
+  if (!corpus.error.empty()) f.push_back("corpus: " + corpus.error);
+  for (const CorpusFailure& cf : corpus.failures) f.push_back("corpus " + cf.file + ": " + cf.reason);
+  if (generated.empty() && !generated_note.empty()) f.push_back("generated cases: " + generated_note);
+  for (const OpRun& r : generated)
+    if (r.failed > 0) f.push_back(std::string("generated ") + rmsnorm::to_string(r.op) + ": " + std::to_string(r.failed) + " of " + std::to_string(r.cases) + " failed");
+  return f;
+}
+
+namespace {
+
+oracle::Profile total_profile(const Certificate& c) {
+  oracle::Profile p;
+  for (const OpRun& r : c.generated) p.merge(r.profile);
+  p.merge(c.corpus.profile);
+  return p;
+}
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') out += "\\|";
+    else if (ch == '\n') out += "<br>";
+    else out += ch;
+  }
+  return out;
+}
+
+std::string profile_cells(const oracle::Profile& p) {
+  return std::to_string(p.elements) + " | " + fmt("%.3f", percent(p.correctly_rounded, p.elements)) + " | " +
+         fmt("%.3g", p.max_ulp) + " | " + fmt("%.3g", p.max_err_over_bound) + " | " + std::to_string(p.fallbacks) +
+         " | " + std::to_string(p.failures);
+}
+
+void json_profile(JsonWriter& j, const char* key, const oracle::Profile& p) {
+  j.begin_object(key)
+      .value("elements", p.elements)
+      .value("correctly_rounded", p.correctly_rounded)
+      .value("percent_correctly_rounded", percent(p.correctly_rounded, p.elements))
+      .value("max_ulp", p.max_ulp)
+      .value("max_err_over_bound", p.max_err_over_bound)
+      .value("fallbacks", p.fallbacks)
+      .value("failures", p.failures)
+      .end_object();
+}
+
+}  // namespace
+
+std::string certificate_markdown(const Certificate& c) {
+  std::ostringstream o;
+  const bool ok = c.passed();
+  o << "# Certificate: `" << c.variant << "` — " << (ok ? "PASS" : "FAIL") << "\n\n";
+  o << "| | |\n|---|---|\n";
+  o << "| variant | `" << c.variant << "` (" << c.memory << ") " << md_escape(c.description) << " |\n";
+  o << "| device | " << (c.device_name.empty() ? "none: " + md_escape(c.device_reason) : c.device_name + " (sm " + c.device_cc + ")") << " |\n";
+  o << "| driver / CUDA runtime | " << c.driver << " / " << c.runtime << " |\n";
+  o << "| commit | `" << c.commit << "`" << (c.commit_dirty ? " (with local changes)" : "") << " |\n";
+  o << "| date | " << c.date << " on " << c.host << " |\n";
+  o << "| tool | rmsnorm-cert " << c.tool_version << ", seed `";
+  char seed[32];
+  std::snprintf(seed, sizeof seed, "0x%016llx", static_cast<unsigned long long>(c.seed));
+  o << seed << "`, " << c.cases << " generated cases per op, " << c.property_cases << " cases per property |\n";
+  o << "| time | " << fmt("%.1f", c.seconds) << " s |\n\n";
+
+  o << "## Properties\n\n";
+  if (c.suite.results.empty()) o << "**Not run.** ";
+  for (const std::string& p : c.suite.problems) o << "Problem: " << md_escape(p) << "\n\n";
+  if (!c.suite.results.empty()) {
+    o << "| property | test | cases | assertions | verdict | time (s) | note |\n|---|---|---|---|---|---|---|\n";
+    for (const PropertyResult& r : c.suite.results)
+      o << "| " << r.id << " | " << md_escape(r.name) << " | "
+        << (r.cases_checked >= 0 ? std::to_string(r.cases_checked) + " checked of " : std::string()) << r.cases_requested << " asked | " << r.assertions_passed << " passed, "
+        << r.assertions_failed << " failed | " << (r.verdict == PropertyVerdict::pass ? "pass" : std::string("**") + to_string(r.verdict) + "**")
+        << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + r.counterexample + "`") << " |\n";
+    o << "\n`n/a`: the test ran no assertion on this variant (an op it does not implement); never counted as a pass. "
+         "Cases: checked (the suite's count; rejected and not-applicable draws excluded) of asked (RMSNORM_PROP_CASES).\n";
+  }
+  o << "\n## Corpus replay\n\n";
+  if (!c.corpus.error.empty()) o << "**Could not read** `" << c.corpus.dir << "`: " << md_escape(c.corpus.error) << "\n";
+  else
+    o << "`" << c.corpus.dir << "`: " << c.corpus.files << " case files, " << c.corpus.passed << " passed, " << c.corpus.failed
+      << " failed, " << c.corpus.skipped << " skipped (op or shape not implemented by this variant), " << c.corpus.invalid
+      << " invalid, " << c.corpus.not_matching << " for other variants.\n";
+  for (const CorpusFailure& f : c.corpus.failures)
+    o << "\n- **FAIL** `" << f.file << "`: " << md_escape(f.reason) << (f.repro.empty() ? "" : "\n  `" + f.repro + "`");
+  o << "\n\n## Generated cases and error profile\n\n";
+  if (c.generated.empty()) o << "**Not run**: " << md_escape(c.generated_note) << "\n";
+  else {
+    o << "| op | cases | passed | failed | skipped | elements | % correctly rounded | max ulp | max err/bound | fallbacks | element failures |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|\n";
+    for (const OpRun& r : c.generated)
+      o << "| " << rmsnorm::to_string(r.op) << " | " << r.cases << " | " << r.passed << " | " << r.failed << " | " << r.skipped << " | "
+        << profile_cells(r.profile) << " |\n";
+    o << "| **all (with corpus)** | | | | | " << profile_cells(total_profile(c)) << " |\n";
+    o << "\nmax ulp is measured against the exact value in ulps of the output type; max err/bound ≤ 1 "
+         "means every element inside the oracle's acceptance set; fallbacks: elements the FP64 fast "
+         "path could not decide, settled by Boost.Multiprecision.\n";
+    for (const OpRun& r : c.generated)
+      for (const std::string& f : r.failures) o << "\n- **FAIL** " << rmsnorm::to_string(r.op) << ": `" << md_escape(f) << "`";
+  }
+  const auto failures = c.failure_summary();
+  o << "\n\n## Verdict: " << (ok ? "PASS" : "FAIL") << "\n";
+  for (const std::string& f : failures) o << "\n- " << md_escape(f);
+  o << "\n";
+  return o.str();
+}
+
+std::string certificate_json(const Certificate& c) {
+  JsonWriter j;
+  char seed[32];
+  std::snprintf(seed, sizeof seed, "0x%016llx", static_cast<unsigned long long>(c.seed));
+  j.begin_object()
+      .value("variant", c.variant)
+      .value("description", c.description)
+      .value("memory", c.memory)
+      .value("verdict", c.passed() ? "pass" : "fail");
+  j.begin_object("device")
+      .value("available", c.device_reason.empty())
+      .value("name", c.device_name)
+      .value("compute_capability", c.device_cc)
+      .value("driver", c.driver)
+      .value("cuda_runtime", c.runtime)
+      .value("reason", c.device_reason)
+      .end_object();
+  j.value("commit", c.commit).value("commit_dirty", c.commit_dirty).value("date", c.date).value("host", c.host);
+  j.value("tool_version", c.tool_version).value("seed", std::string(seed)).value("cases_per_op", c.cases);
+  j.value("cases_per_property", c.property_cases).value("seconds", c.seconds);
+  j.begin_object("properties");
+  j.begin_array("problems");
+  for (const auto& p : c.suite.problems) j.value(nullptr, p);
+  j.end_array();
+  j.begin_array("tests");
+  for (const PropertyResult& r : c.suite.results) {
+    j.begin_object()
+        .value("id", r.id)
+        .value("name", r.name)
+        .value("executable", r.executable)
+        .value("cases_asked", r.cases_requested)
+        .value("cases_checked", r.cases_checked)
+        .value("assertions_passed", r.assertions_passed)
+        .value("assertions_failed", r.assertions_failed)
+        .value("verdict", to_string(r.verdict))
+        .value("seconds", r.seconds)
+        .value("message", r.message)
+        .value("counterexample", r.counterexample);
+    if (r.failed_after >= 0) j.value("failed_after_cases", r.failed_after);
+    j.end_object();
+  }
+  j.end_array().end_object();
+  j.begin_object("corpus")
+      .value("dir", c.corpus.dir)
+      .value("error", c.corpus.error)
+      .value("files", c.corpus.files)
+      .value("passed", c.corpus.passed)
+      .value("failed", c.corpus.failed)
+      .value("skipped", c.corpus.skipped)
+      .value("invalid", c.corpus.invalid)
+      .value("other_variants", c.corpus.not_matching);
+  j.begin_array("failures");
+  for (const CorpusFailure& f : c.corpus.failures)
+    j.begin_object().value("file", f.file).value("reason", f.reason).value("repro", f.repro).end_object();
+  j.end_array();
+  json_profile(j, "profile", c.corpus.profile);
+  j.end_object();
+  j.begin_object("generated").value("note", c.generated_note);
+  j.begin_array("ops");
+  for (const OpRun& r : c.generated) {
+    j.begin_object()
+        .value("op", rmsnorm::to_string(r.op))
+        .value("cases", r.cases)
+        .value("passed", r.passed)
+        .value("failed", r.failed)
+        .value("skipped", r.skipped)
+        .value("seconds", r.seconds);
+    json_profile(j, "profile", r.profile);
+    j.begin_array("failures");
+    for (const auto& f : r.failures) j.value(nullptr, f);
+    j.end_array().end_object();
+  }
+  j.end_array().end_object();
+  json_profile(j, "error_profile", total_profile(c));
+  j.begin_array("failures");
+  for (const auto& f : c.failure_summary()) j.value(nullptr, f);
+  j.end_array();
+  j.end_object();
+  return j.str();
+}
+
+bool write_text_file(const std::string& path, const std::string& text, std::string& error) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    error = path + ": cannot be written";
+    return false;
+  }
+  out << text;
+  out.close();
+  if (!out) {
+    error = path + ": write failed";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace cert

@@ -1,0 +1,90 @@
+// The three kinds of evidence a certificate (and a kill matrix) is built from: the property
+// suite run against a variant, the corpus replayed on it, and N generated cases per op with
+// their accumulated error profile. Also the Markdown/JSON writers of a certificate.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "oracle/oracle.h"
+#include "property_suite.h"
+#include "rmsnorm/variant.h"
+
+namespace cert {
+
+// Progress lines go to stderr, rewritten in place when stderr is a terminal.
+class Progress {
+ public:
+  explicit Progress(std::string prefix);
+  void update(const std::string& text);  // transient line
+  void note(const std::string& text);    // permanent line
+  void done();
+ private:
+  std::string prefix_;
+  bool tty_;
+  std::size_t last_len_ = 0;
+};
+
+// --- property suite -------------------------------------------------------------------------
+struct SuiteRun {
+  std::vector<PropertyResult> results;
+  std::vector<std::string> problems;  // executables missing or unlistable
+  bool ran_anything() const { return !results.empty(); }
+};
+// Every property test (list_property_tests) against `variant`, `jobs` children at a time.
+SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
+                   Progress& progress, bool stop_at_first_failure = false);
+
+// --- corpus ---------------------------------------------------------------------------------
+struct CorpusFailure {
+  std::string file, reason, repro;
+};
+struct CorpusRun {
+  std::string dir;
+  std::string error;  // the directory could not be read
+  int files = 0, passed = 0, failed = 0, skipped = 0, invalid = 0, not_matching = 0;
+  std::vector<CorpusFailure> failures;
+  oracle::Profile profile;
+};
+// The variant a mutant was made from ("mutant.host.reference.M1_x" -> "host.reference").
+std::string base_variant_name(const rmsnorm::Variant& v);
+// Replay every case of `dir` whose variant pattern matches the variant (mutants: their base).
+CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
+                        bool stop_at_first_failure = false);
+
+// --- generated cases ------------------------------------------------------------------------
+struct OpRun {
+  rmsnorm::Op op;
+  std::int64_t cases = 0, passed = 0, failed = 0, skipped = 0;
+  oracle::Profile profile;
+  std::vector<std::string> failures;  // "reason\n  repro line", the first few
+  double seconds = 0;
+};
+bool generators_available();
+// N cases per supported op from the generators, seeds derived from `seed`.
+std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t cases_per_op, std::uint64_t seed,
+                                 Progress& progress);
+
+// --- certificate ----------------------------------------------------------------------------
+struct Certificate {
+  std::string variant, description, memory, date, host, commit, tool_version;
+  bool commit_dirty = false;
+  std::string device_name, device_cc, driver, runtime, device_reason;
+  std::int64_t cases = 0, property_cases = 0;
+  std::uint64_t seed = 0;
+  SuiteRun suite;
+  CorpusRun corpus;
+  std::vector<OpRun> generated;
+  std::string generated_note;  // why generated cases are missing, if they are
+  double seconds = 0;
+  bool passed() const;
+  std::vector<std::string> failure_summary() const;
+};
+std::string certificate_markdown(const Certificate& c);
+std::string certificate_json(const Certificate& c);
+
+bool write_text_file(const std::string& path, const std::string& text, std::string& error);
+
+}  // namespace cert

@@ -1,0 +1,174 @@
+// `certify PATTERN`: for every matching product variant, the property suite, the corpus and N
+// generated cases per op; a certificate per variant (Markdown + JSON) and a summary. Device
+// variants on a machine without a GPU are listed as skipped with the reason, never certified.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "build_info.h"
+#include "certification.h"
+#include "command_line.h"
+#include "commands.h"
+#include "device_info.h"
+#include "git_commit.h"
+#include "json_writer.h"
+
+namespace cert {
+
+namespace {
+
+std::string profile_brief(const oracle::Profile& p) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.3f%% correctly rounded, max %.3g ulp, max err/bound %.3g, %lld fallbacks",
+                p.elements ? 100.0 * static_cast<double>(p.correctly_rounded) / static_cast<double>(p.elements) : 100.0,
+                p.max_ulp, p.max_err_over_bound, static_cast<long long>(p.fallbacks));
+  return buf;
+}
+
+}  // namespace
+
+int run_certify(const Args& args) {
+  CommandLine cl("certify", "certify PATTERN [--cases N] [--property-cases N] [--seed S] [--out DIR] [--jobs J]",
+                 "Certifies every product variant matching PATTERN ('all' = every non-mutant variant; globs with\n"
+                 "* and ?): runs the property suite against it (RMSNORM_VARIANTS=<name>), replays the corpus,\n"
+                 "runs N generated cases per op it implements and accumulates the error profile. Writes\n"
+                 "DIR/<variant>.md and .json and DIR/SUMMARY.md/.json. Without a GPU, device variants are\n"
+                 "listed as skipped with the reason. Exit 1 if any check failed.");
+  std::vector<std::string> pattern;
+  std::int64_t cases = 100, property_cases = -1, jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::uint64_t seed = 0x5eed2025c0ffee01ull;
+  std::string out_dir = "certificates", corpus = default_corpus_dir();
+  double timeout = 900;
+  bool no_properties = false;
+  cl.positionals(&pattern, "a variant PATTERN (e.g. all, host.*, fwd.*)", 1, 1);
+  cl.option("--cases", &cases, "N", "generated cases per supported op (default 100)", 0, 100000000);
+  cl.option("--property-cases", &property_cases, "N", "RMSNORM_PROP_CASES for the suite (default: --cases)", 1, 100000000);
+  cl.option_u64("--seed", &seed, "S", "seed of the generated cases (default 0x5eed2025c0ffee01)");
+  cl.option("--out", &out_dir, "DIR", "where certificates go (default ./certificates)");
+  cl.option("--corpus", &corpus, "DIR", "corpus to replay (default: this tree's corpora/)");
+  cl.option("--jobs", &jobs, "J", "property tests run J at a time (default: cores)", 1, 256);
+  cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 900)");
+  cl.flag("--no-properties", &no_properties, "skip the property suite (the certificate then says FAIL: not run)");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (property_cases < 0) property_cases = std::max<std::int64_t>(cases, 1);
+
+  std::vector<const rmsnorm::Variant*> matched;
+  for (const rmsnorm::Variant* v : rmsnorm::match_variants(pattern[0]))
+    if (!v->is_mutant()) matched.push_back(v);
+  if (matched.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert certify: no product variant matches '%s' (see rmsnorm-cert list)\n", pattern[0].c_str());
+    return kExitUsage;
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "rmsnorm-cert certify: cannot create %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return kExitError;
+  }
+
+  const DeviceInfo device = device_info();
+  std::printf("certify '%s': %zu variants; device: %s; seed 0x%016llx; %lld cases per op, %lld per property\n",
+              pattern[0].c_str(), matched.size(), device.available ? device.name.c_str() : ("none (" + device.reason + ")").c_str(),
+              static_cast<unsigned long long>(seed), static_cast<long long>(cases), static_cast<long long>(property_cases));
+  const auto t_all = std::chrono::steady_clock::now();
+  struct Line { std::string variant, verdict, detail, file; };
+  std::vector<Line> lines;
+  std::vector<std::pair<std::string, std::string>> skipped;
+  bool all_ok = true;
+  for (const rmsnorm::Variant* v : matched) {
+    if (v->memory == rmsnorm::Memory::device && !device.available) {
+      skipped.emplace_back(v->name, device.reason);
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Progress progress("[" + v->name + "] ");
+    Certificate c;
+    c.variant = v->name;
+    c.description = v->description;
+    c.memory = v->memory == rmsnorm::Memory::host ? "host" : "device";
+    c.date = utc_now();
+    c.host = host_name();
+    c.commit = RMSNORM_CERT_GIT_COMMIT;
+    c.commit_dirty = RMSNORM_CERT_GIT_DIRTY != 0;
+    c.tool_version = RMSNORM_CERT_VERSION;
+    c.device_name = device.name;
+    c.device_cc = device.compute_capability;
+    c.driver = device.driver;
+    c.runtime = device.runtime;
+    c.device_reason = device.available ? "" : device.reason;
+    c.cases = cases;
+    c.property_cases = property_cases;
+    c.seed = seed;
+    if (!no_properties) {
+      c.suite = run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
+    } else {
+      c.suite.problems.push_back("skipped by --no-properties");
+    }
+    c.corpus = replay_corpus(*v, corpus, progress);
+    if (generators_available()) {
+      c.generated = run_generated(*v, cases, seed, progress);
+    } else {
+      c.generated_note = "this build has no rmsnorm_generators library (properties/)";
+    }
+    progress.done();
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::string base = out_dir + "/" + v->name;
+    if (!write_text_file(base + ".md", certificate_markdown(c), error) || !write_text_file(base + ".json", certificate_json(c), error)) {
+      std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
+      return kExitError;
+    }
+    const bool ok = c.passed();
+    all_ok = all_ok && ok;
+    oracle::Profile total = c.corpus.profile;
+    for (const OpRun& r : c.generated) total.merge(r.profile);
+    int props_pass = 0, props_na = 0;
+    for (const auto& r : c.suite.results) {
+      props_pass += r.verdict == PropertyVerdict::pass;
+      props_na += r.verdict == PropertyVerdict::not_applicable;
+    }
+    char detail[512];
+    std::snprintf(detail, sizeof detail, "properties %d pass / %d n/a / %zu; corpus %d/%d; %s; %.1f s", props_pass, props_na,
+                  c.suite.results.size(), c.corpus.passed, c.corpus.passed + c.corpus.failed + c.corpus.invalid,
+                  profile_brief(total).c_str(), c.seconds);
+    std::printf("%-4s %-36s %s\n", ok ? "PASS" : "FAIL", v->name.c_str(), detail);
+    for (const std::string& f : c.failure_summary()) std::printf("       %s\n", f.c_str());
+    std::fflush(stdout);
+    lines.push_back({v->name, ok ? "PASS" : "FAIL", detail, base + ".md"});
+  }
+  for (const auto& [name, why] : skipped) std::printf("SKIP %-36s device variant, not certified here: %s\n", name.c_str(), why.c_str());
+
+  // Summary of the run.
+  const double total_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+  std::string md = "# Certification summary: `" + pattern[0] + "`\n\n";
+  md += "Commit `" + std::string(RMSNORM_CERT_GIT_COMMIT) + "`" + (RMSNORM_CERT_GIT_DIRTY ? " (with local changes)" : "") + ", " + utc_now() + ", device: " +
+        (device.available ? device.name + ", driver " + device.driver + ", CUDA runtime " + device.runtime : "none (" + device.reason + ")") + ".\n\n";
+  md += "| variant | verdict | evidence | certificate |\n|---|---|---|---|\n";
+  for (const Line& l : lines) md += "| `" + l.variant + "` | " + l.verdict + " | " + l.detail + " | [" + l.variant + ".md](" + l.variant + ".md) |\n";
+  for (const auto& [name, why] : skipped) md += "| `" + name + "` | SKIPPED | no GPU: " + why + " | — |\n";
+  char tail[64];
+  std::snprintf(tail, sizeof tail, "\nTotal time %.1f s.\n", total_s);
+  md += tail;
+  JsonWriter j;
+  j.begin_object().value("pattern", pattern[0]).value("commit", RMSNORM_CERT_GIT_COMMIT).value("date", utc_now());
+  j.value("device", device.available ? device.name : "").value("device_reason", device.reason).value("seconds", total_s);
+  j.begin_array("certified");
+  for (const Line& l : lines) j.begin_object().value("variant", l.variant).value("verdict", l.verdict).value("detail", l.detail).end_object();
+  j.end_array().begin_array("skipped");
+  for (const auto& [name, why] : skipped) j.begin_object().value("variant", name).value("reason", why).end_object();
+  j.end_array().value("verdict", all_ok ? "pass" : "fail").end_object();
+  if (!write_text_file(out_dir + "/SUMMARY.md", md, error) || !write_text_file(out_dir + "/SUMMARY.json", j.str(), error)) {
+    std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
+    return kExitError;
+  }
+  std::printf("certify: %zu certified (%s), %zu skipped, %.1f s; certificates in %s/\n", lines.size(), all_ok ? "all pass" : "FAILURES",
+              skipped.size(), total_s, out_dir.c_str());
+  if (lines.empty()) {
+    std::printf("certify: nothing could be certified on this machine\n");
+    return kExitFailed;
+  }
+  return all_ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace cert

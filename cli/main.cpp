@@ -1,0 +1,73 @@
+// rmsnorm-cert: the command line of the verification harness. One subcommand per job; with none,
+// the overview. Every command validates its arguments and answers a clear message and a
+// non-zero status on bad input (2) or on a failed check (1); nothing here aborts.
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "command_line.h"
+#include "commands.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  int (*run)(const cert::Args&);
+  const char* summary;
+};
+
+const Subcommand kCommands[] = {
+    {"list", cert::run_list, "list variants (memory, ops, availability), properties or mutants"},
+    {"replay", cert::run_replay, "run case files (or directories of them) on every matching variant"},
+    {"repro", cert::run_repro, "rebuild one case from a seed or a failure line and print every detail"},
+    {"fuzz", cert::run_fuzz, "seeded, time-boxed differential fuzzing; failures minimized into corpora/"},
+    {"certify", cert::run_certify, "property suite + corpus + N cases per op → certificate (Markdown, JSON)"},
+    {"mutants", cert::run_mutants, "run the suite and corpus against every mutant; print the kill matrix"},
+    {"bench", cert::run_bench, "run rmsnorm-bench with the given arguments"},
+    {"examples", cert::run_examples, "the seed's worked examples, computed by the oracle"},
+};
+
+void print_overview(std::FILE* out) {
+  std::fprintf(out,
+               "rmsnorm-cert: certify RMSNorm kernels against an exact oracle\n\n"
+               "usage: rmsnorm-cert <command> [options]     (rmsnorm-cert <command> --help for details)\n\n"
+               "commands:\n");
+  for (const Subcommand& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "\nstart here:\n"
+               "  rmsnorm-cert certify all          certify every variant this machine can run\n"
+               "  rmsnorm-cert replay corpora       replay the corpus on every matching variant\n"
+               "  rmsnorm-cert list                 what is registered and what can run here\n"
+               "\nexit status: 0 all good, 1 a check failed, 2 bad arguments or case file, 3 could not run\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_overview(stdout);
+    return cert::kExitOk;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_overview(stdout);
+    return cert::kExitOk;
+  }
+  const cert::Args args(argv + 2, argv + argc);
+  for (const Subcommand& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(args);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "rmsnorm-cert %s: internal error: %s\n", c.name, e.what());
+      return cert::kExitError;
+    } catch (...) {
+      std::fprintf(stderr, "rmsnorm-cert %s: internal error\n", c.name);
+      return cert::kExitError;
+    }
+  }
+  std::fprintf(stderr, "rmsnorm-cert: unknown command '%s'\n\n", name.c_str());
+  print_overview(stderr);
+  return cert::kExitUsage;
+}

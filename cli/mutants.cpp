@@ -1,0 +1,229 @@
+// `mutants`: the harness proves it can fail (SPEC §6). Every registered mutant ("mutant.*":
+// the production code with one switch flipped) faces the property suite and the corpus; the
+// kill matrix says which property killed which mutant, after how many cases, with the
+// counterexample line. A surviving mutant is a failure (exit 1): a missing property, or an
+// equivalent mutant that must be argued in the code.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <thread>
+
+#include "certification.h"
+#include "command_line.h"
+#include "commands.h"
+#include "device_info.h"
+#include "git_commit.h"
+#include "json_writer.h"
+
+namespace cert {
+
+namespace {
+
+bool kills(PropertyVerdict v) {
+  return v == PropertyVerdict::fail || v == PropertyVerdict::crashed || v == PropertyVerdict::timed_out;
+}
+
+struct MutantRow {
+  const rmsnorm::Variant* variant = nullptr;
+  SuiteRun suite;
+  CorpusRun corpus;
+  bool skipped = false;
+  std::string skip_reason;
+  double seconds = 0;
+  bool killed() const {
+    for (const auto& r : suite.results)
+      if (kills(r.verdict)) return true;
+    return corpus.failed > 0;
+  }
+};
+
+std::string cell(const MutantRow& m, const std::string& id) {
+  bool any = false, na = true;
+  for (const auto& r : m.suite.results) {
+    if (r.id != id) continue;
+    any = true;
+    if (kills(r.verdict)) return r.verdict == PropertyVerdict::fail ? "K" : r.verdict == PropertyVerdict::crashed ? "C" : "T";
+    if (r.verdict != PropertyVerdict::not_applicable) na = false;
+  }
+  if (!any) return " ";
+  return na ? "-" : ".";
+}
+
+}  // namespace
+
+int run_mutants(const Args& args) {
+  CommandLine cl("mutants", "mutants [--budget N] [--pattern GLOB] [--out DIR] [--jobs J] [--first-kill]",
+                 "Runs the property suite (RMSNORM_PROP_CASES=N) and the corpus against every mutant variant\n"
+                 "(host mutants always, device mutants when a GPU is present) and prints the kill matrix:\n"
+                 "K killed by a failed check, C by a crash, T by a time-out, . survived, - not applicable.\n"
+                 "Writes DIR/kill_matrix.md and .json. Exit 1 when any mutant survives.");
+  std::int64_t budget = 100, jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::string pattern = "mutant.*", out_dir = "mutants", corpus = default_corpus_dir();
+  double timeout = 600;
+  bool first_kill = false;
+  cl.option("--budget", &budget, "N", "cases per property (RMSNORM_PROP_CASES, default 100)", 1, 100000000);
+  cl.option("--pattern", &pattern, "GLOB", "which mutants (default mutant.*)");
+  cl.option("--out", &out_dir, "DIR", "where the kill matrix goes (default ./mutants)");
+  cl.option("--corpus", &corpus, "DIR", "corpus to replay (default: this tree's corpora/)");
+  cl.option("--jobs", &jobs, "J", "property tests run J at a time (default: cores)", 1, 256);
+  cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 600)");
+  cl.flag("--first-kill", &first_kill, "stop a mutant's run at its first kill (faster; the matrix is then partial)");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (pattern.compare(0, 7, "mutant.") != 0 && pattern != "*")
+    return cl.usage_exit("--pattern must select mutants (names start with 'mutant.'), got '" + pattern + "'");
+
+  std::vector<MutantRow> rows;
+  for (const rmsnorm::Variant* v : rmsnorm::match_variants(pattern))
+    if (v->is_mutant()) rows.push_back({v, {}, {}, false, "", 0});
+  if (rows.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert mutants: no mutant matches '%s' (rmsnorm-cert list mutants)\n", pattern.c_str());
+    return kExitUsage;
+  }
+  const DeviceInfo device = device_info();
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) {
+    std::fprintf(stderr, "rmsnorm-cert mutants: cannot create %s: %s\n", out_dir.c_str(), ec.message().c_str());
+    return kExitError;
+  }
+  std::printf("mutants: %zu registered matching '%s'; budget %lld cases per property; device: %s\n", rows.size(), pattern.c_str(),
+              static_cast<long long>(budget), device.available ? device.name.c_str() : ("none (" + device.reason + ")").c_str());
+  const auto t_all = std::chrono::steady_clock::now();
+  for (MutantRow& m : rows) {
+    if (m.variant->memory == rmsnorm::Memory::device && !device.available) {
+      m.skipped = true;
+      m.skip_reason = device.reason;
+      continue;
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    Progress progress("[" + m.variant->name + "] ");
+    m.suite = run_suite(*m.variant, budget, static_cast<int>(jobs), timeout, progress, first_kill);
+    if (!(first_kill && m.killed())) m.corpus = replay_corpus(*m.variant, corpus, progress, true);
+    progress.done();
+    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::vector<std::string> killers;
+    for (const auto& r : m.suite.results)
+      if (kills(r.verdict)) killers.push_back(r.id);
+    if (m.corpus.failed > 0) killers.push_back("corpus");
+    std::string by;
+    for (const auto& k : killers) by += (by.empty() ? "" : " ") + k;
+    std::printf("%-8s %-52s %s (%.1f s)\n", m.killed() ? "killed" : "SURVIVED", m.variant->name.c_str(),
+                by.empty() ? "no property failed" : ("by " + by).c_str(), m.seconds);
+    for (const std::string& p : m.suite.problems) std::printf("         problem: %s\n", p.c_str());
+    std::fflush(stdout);
+  }
+
+  // Columns: property ids in first-seen order, then the corpus.
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  for (const MutantRow& m : rows)
+    for (const auto& r : m.suite.results)
+      if (seen.insert(r.id).second) ids.push_back(r.id);
+  int total = 0, killed = 0;
+  std::string md = "# Kill matrix\n\nCommit `" + std::string(RMSNORM_CERT_GIT_COMMIT) + "`" + (RMSNORM_CERT_GIT_DIRTY ? " (with local changes)" : "") + ", " + utc_now() +
+                   ", budget " + std::to_string(budget) + " cases per property, device: " +
+                   (device.available ? device.name : "none (" + device.reason + ")") +
+                   ".\n\nK killed by a failed check, C by a crash, T by a time-out, . survived, - not applicable.\n\n| mutant |";
+  std::string sep = "|---|";
+  for (const auto& id : ids) {
+    md += " " + id + " |";
+    sep += "---|";
+  }
+  md += " corpus | verdict |\n" + sep + "---|---|\n";
+  std::printf("\nkill matrix (K failed check, C crash, T time-out, . survived, - n/a):\n%-46s", "mutant");
+  for (const auto& id : ids) std::printf(" %-4s", id.substr(0, 4).c_str());
+  std::printf(" corpus\n");
+  JsonWriter j;
+  j.begin_object().value("commit", RMSNORM_CERT_GIT_COMMIT).value("date", utc_now()).value("budget", budget);
+  j.value("device", device.available ? device.name : "").value("device_reason", device.reason);
+  j.begin_array("mutants");
+  std::string details;
+  for (const MutantRow& m : rows) {
+    const std::string short_name = m.variant->name.size() > 45 ? m.variant->name.substr(m.variant->name.size() - 45) : m.variant->name;
+    j.begin_object().value("mutant", m.variant->name).value("switch", rmsnorm::to_string(m.variant->mutant));
+    j.value("description", rmsnorm::mutant_description(m.variant->mutant));
+    if (m.skipped) {
+      std::printf("%-46s skipped: %s\n", short_name.c_str(), m.skip_reason.c_str());
+      md += "| `" + m.variant->name + "` |" + std::string(ids.size(), ' ') + " skipped: " + m.skip_reason + " |\n";
+      j.value("verdict", "skipped").value("reason", m.skip_reason).end_object();
+      continue;
+    }
+    ++total;
+    killed += m.killed();
+    std::printf("%-46s", short_name.c_str());
+    md += "| `" + m.variant->name + "` |";
+    for (const auto& id : ids) {
+      const std::string c = cell(m, id);
+      std::printf(" %-4s", c.c_str());
+      md += " " + c + " |";
+    }
+    const std::string corpus_cell = m.corpus.failed > 0 ? "K" : m.corpus.files > 0 ? "." : "-";
+    std::printf(" %s\n", corpus_cell.c_str());
+    md += " " + corpus_cell + " | " + (m.killed() ? "killed" : "**SURVIVED**") + " |\n";
+    j.value("verdict", m.killed() ? "killed" : "survived").value("seconds", m.seconds);
+    j.begin_array("properties");
+    details += "\n### `" + m.variant->name + "` — " + (m.killed() ? "killed" : "**SURVIVED**") + "\n\n" +
+               rmsnorm::mutant_description(m.variant->mutant) + "\n\n";
+    for (const auto& r : m.suite.results) {
+      j.begin_object().value("id", r.id).value("name", r.name).value("verdict", to_string(r.verdict)).value("killed", kills(r.verdict));
+      j.value("assertions_passed", r.assertions_passed).value("assertions_failed", r.assertions_failed);
+      if (r.failed_after >= 0) j.value("after_cases", r.failed_after);
+      j.value("message", r.message).value("counterexample", r.counterexample).end_object();
+      if (kills(r.verdict))
+        details += "- " + r.id + " " + to_string(r.verdict) + (r.failed_after >= 0 ? " after " + std::to_string(r.failed_after) + " cases" : "") +
+                   ": " + r.message + (r.counterexample.empty() ? "" : "\n  `" + r.counterexample + "`") + "\n";
+    }
+    j.end_array();
+    j.begin_object("corpus").value("files", m.corpus.files).value("failed", m.corpus.failed);
+    if (!m.corpus.failures.empty())
+      j.value("first_failure", m.corpus.failures.front().file + ": " + m.corpus.failures.front().reason)
+          .value("repro", m.corpus.failures.front().repro);
+    j.end_object().end_object();
+    if (!m.corpus.failures.empty())
+      details += "- corpus: `" + m.corpus.failures.front().file + "`: " + m.corpus.failures.front().reason + "\n  `" +
+                 m.corpus.failures.front().repro + "`\n";
+  }
+  j.end_array().value("killed", killed).value("total", total).end_object();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
+  char summary[160];
+  std::snprintf(summary, sizeof summary, "%d of %d mutants killed (%.1f s)", killed, total, secs);
+  md += "\n**" + std::string(summary) + "**\n\n## Counterexamples\n" + details;
+
+  // Per mutant: the first killer with its counterexample, for the console.
+  std::printf("\n");
+  for (const MutantRow& m : rows) {
+    if (m.skipped) continue;
+    const PropertyResult* first = nullptr;
+    for (const auto& r : m.suite.results)
+      if (kills(r.verdict)) {
+        first = &r;
+        break;
+      }
+    if (first) {
+      std::printf("%s: killed by %s%s: %s\n", m.variant->name.c_str(), first->id.c_str(),
+                  first->failed_after >= 0 ? (" after " + std::to_string(first->failed_after) + " cases").c_str() : "",
+                  first->message.substr(0, 200).c_str());
+      if (!first->counterexample.empty()) std::printf("    %s\n", first->counterexample.c_str());
+    } else if (m.corpus.failed > 0) {
+      std::printf("%s: killed by the corpus: %s\n    %s\n", m.variant->name.c_str(), m.corpus.failures.front().file.c_str(),
+                  m.corpus.failures.front().repro.c_str());
+    } else {
+      std::printf("%s: SURVIVED every property and the corpus\n", m.variant->name.c_str());
+    }
+  }
+  std::printf("\nmutants: %s; kill matrix in %s/kill_matrix.md\n", summary, out_dir.c_str());
+  if (!write_text_file(out_dir + "/kill_matrix.md", md, error) || !write_text_file(out_dir + "/kill_matrix.json", j.str(), error)) {
+    std::fprintf(stderr, "rmsnorm-cert mutants: %s\n", error.c_str());
+    return kExitError;
+  }
+  if (total == 0) {
+    std::printf("mutants: none could run on this machine\n");
+    return kExitFailed;
+  }
+  return killed == total ? kExitOk : kExitFailed;
+}
+
+}  // namespace cert

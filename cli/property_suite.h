@@ -1,0 +1,60 @@
+// The property suite (properties/, Catch2 executables written beside this tool) run against one
+// variant as a child process: RMSNORM_VARIANTS=<exact name> selects the variant,
+// RMSNORM_PROP_CASES=<N> the number of generated cases per property, and Catch2's XML reporter
+// tells us, per test case, the verdict, the assertion counts and the failure messages.
+// One child per test case: a crash (a mutant may well segfault) costs one property, not all.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace cert {
+
+// One property test executable of this build.
+struct PropertyExecutable {
+  std::string target;  // CMake target name, e.g. "test_properties_forward"
+  std::string path;    // absolute path (may not exist: then the suite is "missing")
+};
+
+// The executables known at build time (generated header), overridable at run time with
+// RMSNORM_PROPERTY_EXES="path1:path2".
+std::vector<PropertyExecutable> property_executables();
+
+enum class PropertyVerdict { pass, fail, not_applicable, crashed, timed_out, missing };
+const char* to_string(PropertyVerdict v);
+
+struct PropertyResult {
+  std::string executable;  // target name
+  std::string name;        // the Catch2 test case name ("P1 forward output within ...")
+  std::string id;          // "P1" (property_id of the name)
+  std::string tags;
+  PropertyVerdict verdict = PropertyVerdict::missing;
+  std::int64_t assertions_passed = 0, assertions_failed = 0;
+  std::int64_t cases_requested = 0;  // RMSNORM_PROP_CASES handed to it
+  std::int64_t cases_checked = -1;   // from the suite's report line, -1 when it printed none
+  std::int64_t failed_after = -1;    // "after N tests/cases" from the failure text, when given
+  std::string counterexample;        // the one reproducing line, when found
+  std::string message;               // first failure, shortened to one line
+  double seconds = 0;
+};
+
+struct SuiteListing {
+  std::vector<std::pair<PropertyExecutable, std::vector<std::string>>> tests;  // per executable
+  std::vector<std::string> problems;  // "test_properties: not built (path ...)"
+  std::size_t count() const;
+};
+
+// Test cases of every executable that apply to a host variant ([property]~[slow]~[gpu]) or to a
+// device variant ([property][gpu]~[slow]).
+SuiteListing list_property_tests(bool device_variant);
+
+// Run one test case against one variant. `timeout_seconds` bounds the child.
+PropertyResult run_property_test(const PropertyExecutable& exe, const std::string& test_name,
+                                 const std::string& variant, std::int64_t cases, double timeout_seconds);
+
+// The short id of a property test name: the label before its ": " ("P4"), else its first words.
+std::string property_id(const std::string& test_name);
+
+}  // namespace cert

@@ -1,0 +1,121 @@
+// `replay`: every case file given (directories recursively) on every variant its pattern
+// matches; one line per case × variant, the reproduction line under every failure.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "build_info.h"
+#include "case_runner.h"
+#include "command_line.h"
+#include "commands.h"
+
+namespace cert {
+
+std::string default_corpus_dir() {
+  if (const char* env = std::getenv("RMSNORM_CORPUS"); env && *env) return env;
+  return std::string(RMSNORM_CERT_SOURCE_DIR) + "/corpora";
+}
+
+namespace {
+
+std::string profile_note(const oracle::Profile& p) {
+  if (p.elements == 0) return "";
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%lld el, %.1f%% CR, max %.3g ulp, err/bound %.3g", static_cast<long long>(p.elements),
+                100.0 * static_cast<double>(p.correctly_rounded) / static_cast<double>(p.elements), p.max_ulp,
+                p.max_err_over_bound);
+  return buf;
+}
+
+}  // namespace
+
+int run_replay(const Args& args) {
+  CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet]",
+                 "Parses every case file (*.case under directories) and runs it on every registered variant\n"
+                 "matching the case's variant pattern (or --variant). One line per case x variant; a failing\n"
+                 "line is followed by the command that reproduces it. Exit 1 when anything failed, 2 when a\n"
+                 "case file is malformed. --memory device without a usable GPU exits 77 (skipped).");
+  std::vector<std::string> paths;
+  std::string variant_override, memory = "any";
+  bool quiet = false;
+  cl.positionals(&paths, "at least one case file or directory", 1, 100000);
+  cl.option("--variant", &variant_override, "PATTERN", "run on these variants instead of each case's own pattern");
+  cl.option("--memory", &memory, "WHERE", "only host or only device variants (default any)");
+  cl.flag("--quiet", &quiet, "print failures and the summary only");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (memory != "any" && memory != "host" && memory != "device")
+    return cl.usage_exit("--memory wants host, device or any, got '" + memory + "'");
+  if (memory == "device") {
+    const rmsnorm::Status s = rmsnorm::device_status();
+    if (!s.ok()) {
+      std::printf("SKIPPED: device variants not replayed: %s\n", s.reason.c_str());
+      return 77;
+    }
+  }
+
+  std::vector<std::string> files;
+  if (!collect_case_files(paths, files, error)) {
+    std::fprintf(stderr, "rmsnorm-cert replay: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  if (files.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert replay: no *.case file under the given paths\n");
+    return kExitUsage;
+  }
+  int passed = 0, failed = 0, skipped = 0, invalid = 0, unmatched = 0;
+  std::map<std::string, int> skip_reasons;
+  for (const std::string& file : files) {
+    harness::Case c;
+    if (!load_case_file(file, c, error)) {
+      std::printf("INVALID %s\n", error.c_str());
+      ++invalid;
+      continue;
+    }
+    std::vector<const rmsnorm::Variant*> variants = variants_for(c, variant_override);
+    int ran = 0;
+    for (const rmsnorm::Variant* v : variants) {
+      if (memory == "host" && v->memory != rmsnorm::Memory::host) continue;
+      if (memory == "device" && v->memory != rmsnorm::Memory::device) continue;
+      ++ran;
+      const CaseRun run = run_case(c, *v);
+      switch (run.verdict) {
+        case RunVerdict::pass:
+          ++passed;
+          if (!quiet) std::printf("ok      %-48s %-34s %s\n", file.c_str(), v->name.c_str(), profile_note(run.profile).c_str());
+          break;
+        case RunVerdict::skipped:
+          ++skipped;
+          ++skip_reasons[run.reason];
+          if (!quiet) std::printf("skip    %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
+          break;
+        case RunVerdict::invalid:
+          ++invalid;
+          std::printf("INVALID %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
+          break;
+        case RunVerdict::fail: {
+          ++failed;
+          harness::Case exact = c;
+          exact.variant = v->name;
+          std::printf("FAIL    %-48s %-34s %s\n        %s\n", file.c_str(), v->name.c_str(), run.reason.c_str(),
+                      repro_command(exact).c_str());
+          break;
+        }
+      }
+      std::fflush(stdout);
+    }
+    if (ran == 0) {
+      ++unmatched;
+      if (!quiet)
+        std::printf("none    %-48s no %svariant matches '%s'\n", file.c_str(), memory == "any" ? "" : (memory + " ").c_str(),
+                    (variant_override.empty() ? c.variant : variant_override).c_str());
+    }
+  }
+  std::printf("replay: %zu case files: %d passed, %d failed, %d skipped, %d invalid, %d matched no variant\n",
+              files.size(), passed, failed, skipped, invalid, unmatched);
+  for (const auto& [reason, n] : skip_reasons) std::printf("  skipped %d× : %s\n", n, reason.c_str());
+  if (invalid > 0) return kExitUsage;
+  return failed > 0 ? kExitFailed : kExitOk;
+}
+
+}  // namespace cert

@@ -1,0 +1,394 @@
+// Backward kernels (SPEC §3 "Backward"): dx per row and the first stage of a deterministic
+// two-stage dg. Included by backward.cu (products) and backward_mutants.cu (the bug catalog).
+//
+// Maths, per row (r = the forward's fp32 rstd, w = g, 1 + g or 1 by convention):
+//   ĝ_j = RN32(dy_j · w_j),  x̂_j = RN32(x_j · r)
+//   s   = Σ_j ĝ_j x̂_j        fp32: each thread chains its own elements (fma), then a butterfly
+//   c   = RN32(s / D)          a true IEEE division by D (D ≤ 2^24 is exact in fp32)
+//   dx_j = RN_T( RN32(r · RN32(ĝ_j − x̂_j c)) [+ dresidual_j, one more fp32 rounding] )
+//   dg partial of a program: acc_j = Σ_{its rows, in row order} dy_j x̂_j   (fma chain)
+// Zero rows need no special case: x̂ = 0, c = 0, so dx = r ĝ = dy ⊙ w / √eps (SPEC P6).
+//
+// Work split: P = kProgramsPerSM × SM count programs (a function of the device only). A program
+// is one CUDA block holding kRows row streams (one warp each when kRows > 1, the whole block when
+// kRows == 1). Stream q of the launched grid takes rows q, q + Q, q + 2Q, … with Q = streams
+// launched, which depends only on R and P. Each stream keeps its dg partial in fp32 registers
+// (its columns never change across rows); at the end the streams of a program are added in
+// stream order (shared memory) and the program writes its row of the [P_launched, D] workspace.
+// The second kernel adds the P_launched rows of every column in a fixed order. No float atomics
+// (except in mutant M10), so dg is bitwise reproducible for the same R on the same device.
+#pragma once
+
+#include "device_common.cuh"
+
+namespace rmsnorm::cuda::bwd {
+
+inline constexpr int kProgramsPerSM = 2;
+inline constexpr int kMultiRows = 16;         // row streams (warps) per program, D <= 256
+inline constexpr int kMultiRowsWide = 8;      // row streams (warps) per program, 256 < D <= 512
+inline constexpr int kRereadThreads = 1024;   // large-D kernel
+inline constexpr int kColsPerStage2Block = 32;
+inline constexpr int kStage2Lanes = 16;       // partial rows read in parallel per column
+
+enum class WeightMode : int { standard = 0, gemma = 1, none = 2 };
+
+template <typename T, typename G>
+struct Params {
+  const T* x = nullptr;
+  const T* dy = nullptr;
+  T* dx = nullptr;
+  const T* dres = nullptr;  // add_backward: dresidual, else null
+  const G* g = nullptr;     // null with WeightMode::none
+  const float* rstd = nullptr;
+  std::int64_t sx = 0, sdy = 0, sdx = 0, sdres = 0;  // row strides, elements
+  std::int64_t rows = 0;
+  std::int64_t dim = 0;
+  WeightMode weight = WeightMode::standard;
+  float* partials = nullptr;   // [gridDim.x, dim] fp32, or null when dg is not wanted
+  float* dg_atomic = nullptr;  // mutant M10 only: [dim] fp32, zeroed, updated by atomicAdd
+};
+
+// Row start of a view under the mutants that break addressing: M8 takes the stride as D,
+// M11 forms row·stride in 32-bit arithmetic.
+template <Mutant M, typename P>
+__device__ __forceinline__ P* row_start(P* base, std::int64_t row, std::int64_t stride, std::int64_t dim) {
+  const std::int64_t s = M == Mutant::M8_stride_ignored ? dim : stride;
+  return base + row_offset<M == Mutant::M11_offsets_32bit>(row, s);
+}
+
+// Chunk c of a row (elements [8c, 8c+8) ∩ [0, D)). Full chunks of 16-byte-aligned rows take
+// vector loads; the last partial chunk and every chunk of a misaligned view are read element by
+// element, never past element D−1. Missing elements are zero.
+template <typename T, bool kAligned>
+__device__ __forceinline__ Chunk<T> load_row_chunk(const T* row, std::int64_t c, std::int64_t dim) {
+  const std::int64_t e0 = c * kChunk;
+  const std::int64_t n = dim - e0;
+  if (kAligned && n >= kChunk) return load_chunk(row + e0);
+  return load_chunk_partial(row + e0, n >= kChunk ? kChunk : static_cast<int>(n));
+}
+
+template <typename G, bool kAligned>
+__device__ __forceinline__ Chunk<G> load_weight_chunk(const G* g, std::int64_t c, std::int64_t dim) {
+  const std::int64_t e0 = c * kChunk;
+  const std::int64_t n = dim - e0;
+  if (kAligned && n >= kChunk) return load_chunk_ro(g + e0);
+  return load_chunk_partial(g + e0, n >= kChunk ? kChunk : static_cast<int>(n));
+}
+
+template <typename T, bool kAligned>
+__device__ __forceinline__ void store_row_chunk(T* row, std::int64_t c, std::int64_t dim, const float (&v)[kChunk]) {
+  const std::int64_t e0 = c * kChunk;
+  const std::int64_t n = dim - e0;
+  if (kAligned && n >= kChunk) {
+    store_chunk(row + e0, pack<T>(v));
+  } else {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      if (j < n) row[e0 + j] = from_float<T>(v[j]);
+  }
+}
+
+// w_j as fp32: g, 1 + g (one fp32 rounding) or 1.
+__device__ __forceinline__ float weight_value(float g, WeightMode mode) {
+  return mode == WeightMode::gemma ? 1.0f + g : (mode == WeightMode::none ? 1.0f : g);
+}
+
+// The weights of one chunk as fp32. M20 broadcasts g[row mod D] over the whole row.
+template <typename T, typename G, bool kAligned, Mutant M>
+__device__ __forceinline__ void chunk_weights(const Params<T, G>& p, std::int64_t row, std::int64_t c,
+                                              float (&w)[kChunk]) {
+  if (p.weight == WeightMode::none) {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = 1.0f;
+    return;
+  }
+  if constexpr (M == Mutant::M20_weight_by_row) {
+    const float gr = to_float(p.g[row % p.dim]);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = weight_value(gr, p.weight);
+  } else {
+    (void)row;
+    const Chunk<G> gc = load_weight_chunk<G, kAligned>(p.g, c, p.dim);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = weight_value(chunk_get(gc, j), p.weight);
+  }
+}
+
+// Sum over a row stream's threads: a warp butterfly (kRows > 1: one warp per row) or the block
+// all-reduce over two alternating shared buffers (one barrier per row; a buffer is rewritten
+// only after every warp has passed the next row's barrier, i.e. finished reading it).
+template <int kRows>
+__device__ __forceinline__ float row_sum(float v, float (*buffers)[kWarp], int parity) {
+  if constexpr (kRows > 1) {
+    (void)buffers;
+    (void)parity;
+    return warp_sum<kWarp>(v);
+  } else {
+    return block_sum(v, buffers[parity]);
+  }
+}
+
+// Stage 1 for D ≤ kThreads/kRows · kChunks · 8: the row stays in registers between the
+// reduction and the dx pass (x and dy read once). kChunks chunks per thread; kPrefetch loads the
+// next row of the stream before working on the current one (only when registers allow).
+template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
+__global__ void __launch_bounds__(kThreads, kThreads <= 512 ? kProgramsPerSM : 1) backward_fused_kernel(Params<T, G> p) {
+  static_assert(kRows == 1 || kThreads / kRows == kWarp, "several rows per block means one warp per row");
+  static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block shape");
+  constexpr int kGroup = kThreads / kRows;  // threads of one row stream
+  // Prefetch only where it fits in the registers (16-bit types, one chunk per thread).
+  constexpr bool kPrefetch = kChunks == 1 && sizeof(T) == 2;
+  extern __shared__ float combine[];        // [kRows, D] when kRows > 1 and dg is wanted
+  __shared__ float reduce_buf[4][kWarp];
+
+  const int stream_in_block = static_cast<int>(threadIdx.x) / kGroup;
+  const int t = static_cast<int>(threadIdx.x) % kGroup;
+  const std::int64_t stream = static_cast<std::int64_t>(blockIdx.x) * kRows + stream_in_block;
+  const std::int64_t nstreams = static_cast<std::int64_t>(gridDim.x) * kRows;
+  const std::int64_t dim = p.dim;
+  const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
+  const bool want_dg = p.partials != nullptr;
+  const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
+
+  float acc[kChunks][kChunk];  // this thread's dg partial (columns fixed across rows)
+#pragma unroll
+  for (int k = 0; k < kChunks; ++k)
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+
+  Chunk<T> xc[kChunks], dyc[kChunks];
+  float r = 0.0f;
+  auto load_row = [&](std::int64_t row, Chunk<T> (&xs)[kChunks], Chunk<T> (&dys)[kChunks], float& rr) {
+    const T* xrow = row_start<M>(p.x, row, p.sx, dim);
+    const T* dyrow = row_start<M>(p.dy, row, p.sdy, dim);
+    rr = p.rstd[row];
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+      if (c < nchunks) {
+        xs[k] = load_row_chunk<T, kAligned>(xrow, c, dim);
+        dys[k] = load_row_chunk<T, kAligned>(dyrow, c, dim);
+      } else {
+        xs[k] = zero_chunk<T>();
+        dys[k] = zero_chunk<T>();
+      }
+    }
+  };
+
+  std::int64_t row = stream;
+  int parity = 0;
+  if (row < p.rows) load_row(row, xc, dyc, r);
+  while (row < p.rows) {
+    const std::int64_t next = row + nstreams;
+    Chunk<T> xn[kChunks], dyn[kChunks];
+    float rn = 0.0f;
+    if constexpr (kPrefetch) {
+      if (next < p.rows) {
+        load_row(next, xn, dyn, rn);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kChunks; ++k) xn[k] = dyn[k] = zero_chunk<T>();
+      }
+    }
+
+    // s = Σ ĝ x̂ over this thread's elements, in chunk then element order (M16: reversed on
+    // odd R, so a row's bits depend on the batch size).
+    float s = -0.0f;
+    float zero_test = -0.0f;  // M6 only: Σ|x|, zero iff the row is zero
+    auto accumulate = [&](int k, int j, const float (&w)[kChunk]) {
+      const float xh = chunk_get(xc[k], j) * r;
+      const float gh = chunk_get(dyc[k], j) * w[j];
+      s = fmaf(gh, xh, s);
+      if constexpr (M == Mutant::M6_zero_row_shortcut) zero_test += fabsf(chunk_get(xc[k], j));
+    };
+    const bool reversed = M == Mutant::M16_order_depends_on_rows && (p.rows & 1) != 0;
+    if (!reversed) {
+#pragma unroll
+      for (int k = 0; k < kChunks; ++k) {
+        const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+        if (c < nchunks) {
+          float w[kChunk];
+          chunk_weights<T, G, kAligned, M>(p, row, c, w);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) accumulate(k, j, w);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int k = kChunks - 1; k >= 0; --k) {
+        const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+        if (c < nchunks) {
+          float w[kChunk];
+          chunk_weights<T, G, kAligned, M>(p, row, c, w);
+#pragma unroll
+          for (int j = kChunk - 1; j >= 0; --j) accumulate(k, j, w);
+        }
+      }
+    }
+    const float total = row_sum<kRows>(s, reduce_buf, parity);
+    bool zero_row = false;
+    if constexpr (M == Mutant::M6_zero_row_shortcut) zero_row = row_sum<kRows>(zero_test, reduce_buf, 2 + parity) == 0.0f;
+    parity ^= 1;
+    // c = mean of ĝ x̂ (M4: the sum; M5 drops the term altogether below).
+    const float cmean = M == Mutant::M4_bwd_sum_not_mean ? total : __fdiv_rn(total, dim_f);
+
+    T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
+    const T* dresrow = p.dres ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+      if (c < nchunks) {
+        float w[kChunk];
+        chunk_weights<T, G, kAligned, M>(p, row, c, w);
+        float out[kChunk];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          const float xv = chunk_get(xc[k], j), dyv = chunk_get(dyc[k], j);
+          const float xh = xv * r;
+          const float gh = dyv * w[j];
+          float d = M == Mutant::M5_bwd_no_reduction ? gh * r : fmaf(-xh, cmean, gh) * r;
+          if (M == Mutant::M6_zero_row_shortcut && zero_row) d = 0.0f;
+          out[j] = d;
+          if constexpr (M == Mutant::M10_dg_float_atomics) {
+            if (want_dg && c * kChunk + j < dim) atomicAdd(p.dg_atomic + c * kChunk + j, dyv * xh);
+          } else {
+            acc[k][j] = fmaf(dyv, xh, acc[k][j]);
+          }
+        }
+        if (dresrow) {
+          const Chunk<T> rc = load_row_chunk<T, kAligned>(dresrow, c, dim);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
+        }
+        store_row_chunk<T, kAligned>(dxrow, c, dim, out);
+      }
+    }
+
+    if constexpr (kPrefetch) {
+#pragma unroll
+      for (int k = 0; k < kChunks; ++k) {
+        xc[k] = xn[k];
+        dyc[k] = dyn[k];
+      }
+      r = rn;
+    } else {
+      if (next < p.rows) load_row(next, xc, dyc, r);
+    }
+    row = next;
+  }
+
+  if (M == Mutant::M10_dg_float_atomics || !want_dg) return;
+  float* part = p.partials + static_cast<std::int64_t>(blockIdx.x) * dim;
+  if constexpr (kRows == 1) {
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
+    }
+  } else {
+    // Streams of the block meet in shared memory, then each column adds them in stream order.
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        if (c * kChunk + j < dim) combine[stream_in_block * dim + c * kChunk + j] = acc[k][j];
+    }
+    __syncthreads();
+    for (std::int64_t col = threadIdx.x; col < dim; col += kThreads) {
+      float v = combine[col];
+      for (int q = 1; q < kRows; ++q) v += combine[q * dim + col];
+      part[col] = v;
+    }
+  }
+}
+
+// Stage 1 for any D (the large-D path): one block per row at a time; the reduction pass and the
+// dx pass each read x and dy (the second read mostly hits L2), and the program's dg partial row
+// lives in the workspace itself (each thread owns its columns: read-add-write in row order).
+template <typename T, typename G, bool kAligned>
+__global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Params<T, G> p) {
+  constexpr Mutant M = Mutant::none;
+  __shared__ float reduce_buf[2][kWarp];
+  const std::int64_t dim = p.dim;
+  const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
+  const bool want_dg = p.partials != nullptr;
+  float* part = want_dg ? p.partials + static_cast<std::int64_t>(blockIdx.x) * dim : nullptr;
+  const float dim_f = static_cast<float>(dim);
+  int parity = 0;
+  bool first_row = true;
+  for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T* xrow = row_start<M>(p.x, row, p.sx, dim);
+    const T* dyrow = row_start<M>(p.dy, row, p.sdy, dim);
+    const float r = p.rstd[row];
+    float s = -0.0f;
+    for (std::int64_t c = threadIdx.x; c < nchunks; c += kRereadThreads) {
+      const Chunk<T> xc = load_row_chunk<T, kAligned>(xrow, c, dim);
+      const Chunk<T> dyc = load_row_chunk<T, kAligned>(dyrow, c, dim);
+      float w[kChunk];
+      chunk_weights<T, G, kAligned, M>(p, row, c, w);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) s = fmaf(chunk_get(dyc, j) * w[j], chunk_get(xc, j) * r, s);
+    }
+    const float cmean = __fdiv_rn(block_sum(s, reduce_buf[parity]), dim_f);
+    parity ^= 1;
+    T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
+    const T* dresrow = p.dres ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
+    for (std::int64_t c = threadIdx.x; c < nchunks; c += kRereadThreads) {
+      const Chunk<T> xc = load_row_chunk<T, kAligned>(xrow, c, dim);
+      const Chunk<T> dyc = load_row_chunk<T, kAligned>(dyrow, c, dim);
+      float w[kChunk];
+      chunk_weights<T, G, kAligned, M>(p, row, c, w);
+      float out[kChunk];
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) {
+        const float dyv = chunk_get(dyc, j);
+        const float xh = chunk_get(xc, j) * r;
+        out[j] = fmaf(-xh, cmean, dyv * w[j]) * r;
+      }
+      if (dresrow) {
+        const Chunk<T> rc = load_row_chunk<T, kAligned>(dresrow, c, dim);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
+      }
+      store_row_chunk<T, kAligned>(dxrow, c, dim, out);
+      if (want_dg) {
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          const std::int64_t col = c * kChunk + j;
+          // Same fma chain as the register path: acc = fma(dy, x̂, acc), starting from -0.
+          if (col < dim) part[col] = first_row ? fmaf(chunk_get(dyc, j), chunk_get(xc, j) * r, -0.0f)
+                                               : fmaf(chunk_get(dyc, j), chunk_get(xc, j) * r, part[col]);
+        }
+      }
+    }
+    first_row = false;
+  }
+}
+
+// Stage 2: dg_i = Σ_p partials[p, i] for p < nparts, in a fixed order: lane q of a column adds
+// rows q, q+16, … sequentially (ceil(nparts/16) terms), then the 16 lanes meet in a 4-level
+// tree. Declared: per_thread ceil(P/16), tree_depth 4 (added to the stage-1 chain).
+template <typename Out>
+__global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
+    dg_column_sum_kernel(const float* partials, std::int64_t nparts, std::int64_t dim, Out* dg) {
+  __shared__ float lanes[kStage2Lanes][kColsPerStage2Block];
+  const int cx = static_cast<int>(threadIdx.x) % kColsPerStage2Block;
+  const int q = static_cast<int>(threadIdx.x) / kColsPerStage2Block;
+  const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kColsPerStage2Block + cx;
+  float v = -0.0f;
+  if (col < dim)
+    for (std::int64_t pr = q; pr < nparts; pr += kStage2Lanes) v += partials[pr * dim + col];
+  lanes[q][cx] = v;
+  __syncthreads();
+#pragma unroll
+  for (int half = kStage2Lanes / 2; half >= 1; half /= 2) {
+    if (q < half) lanes[q][cx] += lanes[q + half][cx];
+    __syncthreads();
+  }
+  if (q == 0 && col < dim) dg[col] = from_float<Out>(lanes[0][cx]);
+}
+
+}  // namespace rmsnorm::cuda::bwd

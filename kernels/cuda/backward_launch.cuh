@@ -1,0 +1,239 @@
+// Host side of the backward family: configuration by D, the declared accumulation shapes, the
+// workspace contract, can_implement() and the launcher templated on the mutant switch.
+// Included by backward.cu (Mutant::none) and backward_mutants.cu.
+#pragma once
+
+#include <algorithm>
+#include <string>
+
+#include "backward_kernels.cuh"
+#include "rmsnorm/validate.h"
+
+namespace rmsnorm::cuda::bwd {
+
+// Largest D: c = s / D divides by D as an fp32, exact only up to 2^24.
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
+// Largest D of the register-resident kernel: 1024 threads × one chunk of 8 (two chunks per
+// thread at 1024 threads do not fit in 64 registers).
+inline constexpr std::int64_t kMaxFusedDim = 8192;
+
+// How a row is worked on, chosen from D alone (so the accumulation shape is a function of D).
+struct Config {
+  int threads = 0;   // block size
+  int rows = 1;      // row streams per block (one warp each when > 1)
+  int chunks = 1;    // chunks of 8 elements per thread (register-resident kernel)
+  bool reread = false;
+  int group() const { return threads / rows; }  // threads summing one row
+};
+
+inline std::int64_t chunks_of(std::int64_t dim) { return (dim + kChunk - 1) / kChunk; }
+
+inline Config fused_config(std::int64_t dim) {
+  const std::int64_t nc = chunks_of(dim);
+  if (nc <= 32) return {512, kMultiRows, 1, false};    // D ≤ 256: a warp per row, 16 rows a block
+  if (nc <= 64) return {256, kMultiRowsWide, 2, false};  // D ≤ 512: 8 rows a block
+  if (nc <= 128) return {128, 1, 1, false};            // D ≤ 1024
+  if (nc <= 256) return {256, 1, 1, false};            // D ≤ 2048
+  if (nc <= 512) return {512, 1, 1, false};            // D ≤ 4096
+  return {1024, 1, 1, false};                          // D ≤ 8192
+}
+inline Config reread_config() { return {kRereadThreads, 1, 1, true}; }
+inline Config config_for(std::int64_t dim, bool allow_fused) {
+  return allow_fused && dim <= kMaxFusedDim ? fused_config(dim) : reread_config();
+}
+
+// P = kProgramsPerSM × SM count of the current device: a function of the device only. 0 when
+// no device answers.
+inline std::int64_t programs() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return static_cast<std::int64_t>(sms) * kProgramsPerSM;
+}
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// Programs launched for R rows (their partial rows are what stage 2 adds): depends on R and P.
+inline std::int64_t programs_launched(const Config& c, std::int64_t rows, std::int64_t p) {
+  return std::min(p, ceil_div(rows, c.rows));
+}
+
+// Workspace: one fp32 partial row of D per launched program, at most min(P, R) rows.
+inline std::size_t workspace_bytes(std::int64_t rows, std::int64_t dim) {
+  if (rows <= 0 || dim <= 0) return 0;
+  const std::int64_t p = std::max<std::int64_t>(programs(), 1);
+  return static_cast<std::size_t>(std::min(p, rows)) * static_cast<std::size_t>(dim) * sizeof(float);
+}
+
+// Row reduction Σ ĝ x̂ of one row: each thread chains its elements (its chunks in order, 8
+// elements each; zero padding past D adds exact zeros, so at most D real terms), then the
+// butterfly: 5 levels in a warp, plus ceil_log2(warps) across the warps of a block.
+inline AccumShape row_shape_of(const Config& c, std::int64_t dim) {
+  const std::int64_t per_chunk_threads = ceil_div(chunks_of(dim), c.group());
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>(per_chunk_threads * kChunk, dim);
+  s.tree_depth = 5 + (c.rows > 1 ? 0 : ceil_log2(c.threads / kWarp));
+  return s;
+}
+
+// The dg sum over rows of one column: a stream chains its rows in order (ceil(R/streams)
+// terms); the S streams of a program (S = 16 for D ≤ 256, 8 for D ≤ 512, else 1) are added in
+// stream order (S − 1 more sequential adds); stage 2 chains ceil(P/16) partial rows per lane,
+// then a 4-level tree. D is not known here, so the longest chain over the S the variant may use
+// counts (`fused`: S ∈ {1, 8, 16}; else S = 1).
+inline AccumShape dg_shape_of(std::int64_t rows, bool fused) {
+  const std::int64_t p = std::max<std::int64_t>(programs(), 1);
+  const std::int64_t r = std::max<std::int64_t>(rows, 1);
+  std::int64_t chain = ceil_div(r, p);
+  if (fused) {
+    for (const std::int64_t streams : {std::int64_t{kMultiRowsWide}, std::int64_t{kMultiRows}})
+      chain = std::max(chain, ceil_div(r, p * streams) + (streams - 1));
+  }
+  AccumShape s;
+  s.per_thread = chain + ceil_div(p, kStage2Lanes) - 1;
+  s.tree_depth = ceil_log2(kStage2Lanes);
+  return s;
+}
+
+// Every view the kernel reads or writes with 16-byte vectors is 16-byte aligned, rows included.
+inline bool all_aligned(const BackwardArgs& a) {
+  auto view_ok = [](const Tensor& t) { return view_aligned(t.data, t.stride, size_of(t.type), kVecBytes); };
+  if (!view_ok(a.x) || !view_ok(a.dy) || !view_ok(a.dx)) return false;
+  if (a.dresidual.data && !view_ok(a.dresidual)) return false;
+  if (a.convention != Convention::no_weight && !ptr_aligned(a.g, kVecBytes)) return false;
+  return true;
+}
+
+// Capability checks after the contract's validation. `mutant`: the catalog variants run only the
+// register-resident, aligned path (the one they flip a switch in).
+inline Status can_implement(const BackwardArgs& a, bool mutant) {
+  using Code = Status::Code;
+  Status s = validate(a);
+  if (!s.ok()) return s;
+  if (a.convention == Convention::llama)
+    return Status::fail(Code::unsupported, "backward of the llama convention (two roundings) is not implemented");
+  if (a.dim > kMaxDim) return Status::fail(Code::unsupported, "D > 2^24 (c = s/D divides by D in fp32)");
+  if (mutant && a.dim > kMaxFusedDim)
+    return Status::fail(Code::unsupported, "mutant variants run only the register-resident path (D <= 8192)");
+  if (mutant && a.rows > 0 && !all_aligned(a))
+    return Status::fail(Code::misaligned, "mutant variants run only the 16-byte aligned path");
+  s = device_status();
+  if (!s.ok()) return s;
+  if (a.rows > 0 && a.dg) {
+    const std::size_t need = workspace_bytes(a.rows, a.dim);
+    if (a.workspace == nullptr || a.workspace_bytes < need)
+      return Status::fail(Code::workspace_too_small, "dg needs " + std::to_string(need) + " workspace bytes, got " +
+                                                         std::to_string(a.workspace == nullptr ? 0 : a.workspace_bytes));
+    if (!ptr_aligned(a.workspace, sizeof(float))) return Status::fail(Code::misaligned, "workspace not 4-byte aligned");
+    const std::uint64_t wb = need;
+    auto clash = [&](const void* p, std::uint64_t n) { return p && overlaps(a.workspace, wb, p, n); };
+    auto view = [&](const Tensor& t) { return span_bytes(a.rows, a.dim, t.stride, size_of(t.type)); };
+    if (clash(a.x.data, view(a.x)) || clash(a.dy.data, view(a.dy)) || clash(a.dx.data, view(a.dx)) ||
+        clash(a.dresidual.data, view(a.dresidual)) || clash(a.rstd, static_cast<std::uint64_t>(a.rows) * 4) ||
+        clash(a.g, static_cast<std::uint64_t>(a.dim) * size_of(a.g_type)))
+      return Status::fail(Code::bad_overlap, "workspace overlaps an argument");
+  }
+  return Status::success();
+}
+
+template <typename Out>
+inline void launch_stage2(const float* partials, std::int64_t nparts, std::int64_t dim, void* dg, cudaStream_t st) {
+  const auto blocks = static_cast<unsigned>(ceil_div(dim, kColsPerStage2Block));
+  dg_column_sum_kernel<Out><<<blocks, kColsPerStage2Block * kStage2Lanes, 0, st>>>(partials, nparts, dim,
+                                                                                   static_cast<Out*>(dg));
+}
+
+template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
+inline void launch_fused(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
+  const std::size_t smem =
+      (kRows > 1 && p.partials && M != Mutant::M10_dg_float_atomics) ? static_cast<std::size_t>(kRows * p.dim) * sizeof(float) : 0;
+  backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>
+      <<<static_cast<unsigned>(grid), kThreads, smem, st>>>(p);
+}
+
+template <typename T, typename G, bool kAligned, Mutant M>
+inline void launch_stage1(const Config& c, const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
+  if constexpr (M == Mutant::none) {
+    if (c.reread) {
+      backward_reread_kernel<T, G, kAligned><<<static_cast<unsigned>(grid), kRereadThreads, 0, st>>>(p);
+      return;
+    }
+  }
+  const std::int64_t nc = chunks_of(p.dim);
+  if (nc <= 32) return launch_fused<T, G, 512, kMultiRows, 1, kAligned, M>(p, grid, st);
+  if (nc <= 64) return launch_fused<T, G, 256, kMultiRowsWide, 2, kAligned, M>(p, grid, st);
+  if (nc <= 128) return launch_fused<T, G, 128, 1, 1, kAligned, M>(p, grid, st);
+  if (nc <= 256) return launch_fused<T, G, 256, 1, 1, kAligned, M>(p, grid, st);
+  if (nc <= 512) return launch_fused<T, G, 512, 1, 1, kAligned, M>(p, grid, st);
+  return launch_fused<T, G, 1024, 1, 1, kAligned, M>(p, grid, st);
+}
+
+// Runs stage 1 (dx and the dg partials) and, when dg is wanted, stage 2. can_implement() must
+// have accepted `a` and R must be > 0.
+template <Mutant M>
+inline Status launch(const BackwardArgs& a, bool allow_fused) {
+  const Config cfg = config_for(a.dim, allow_fused);
+  const std::int64_t p_dev = programs();
+  if (p_dev <= 0) return Status::fail(Status::Code::no_device, "no CUDA device answered for the SM count");
+  const std::int64_t grid = programs_launched(cfg, a.rows, p_dev);
+  const cudaStream_t st = as_stream(a.stream);
+  const bool aligned = all_aligned(a);
+  float* ws = static_cast<float*>(a.workspace);
+  const bool want_dg = a.dg != nullptr;
+
+  if (M == Mutant::M10_dg_float_atomics && want_dg) {
+    if (cudaMemsetAsync(ws, 0, static_cast<std::size_t>(a.dim) * sizeof(float), st) != cudaSuccess)
+      return launch_status("backward M10 memset");
+  }
+  bool dispatched = dispatch_activation(a.x.type, [&](auto tt) {
+    using T = typename decltype(tt)::type;
+    auto run_with = [&](auto gt) {
+      using G = typename decltype(gt)::type;
+      Params<T, G> p;
+      p.x = static_cast<const T*>(a.x.data);
+      p.dy = static_cast<const T*>(a.dy.data);
+      p.dx = static_cast<T*>(a.dx.data);
+      p.dres = static_cast<const T*>(a.dresidual.data);
+      p.g = static_cast<const G*>(a.g);
+      p.rstd = a.rstd;
+      p.sx = a.x.stride;
+      p.sdy = a.dy.stride;
+      p.sdx = a.dx.stride;
+      p.sdres = a.dresidual.stride;
+      p.rows = a.rows;
+      p.dim = a.dim;
+      p.weight = a.convention == Convention::gemma       ? WeightMode::gemma
+                 : a.convention == Convention::no_weight ? WeightMode::none
+                                                         : WeightMode::standard;
+      if (p.weight == WeightMode::none) p.g = nullptr;
+      p.partials = want_dg ? ws : nullptr;
+      p.dg_atomic = M == Mutant::M10_dg_float_atomics && want_dg ? ws : nullptr;
+      if (aligned) {
+        launch_stage1<T, G, true, M>(cfg, p, grid, st);
+      } else if constexpr (M == Mutant::none) {
+        launch_stage1<T, G, false, M>(cfg, p, grid, st);
+      }
+    };
+    if (a.convention == Convention::no_weight || a.g_type == StorageTraits<T>::dtype) {
+      run_with(TypeTag<T>{});
+    } else {
+      run_with(TypeTag<float>{});
+    }
+  });
+  if (!dispatched) return Status::fail(Status::Code::unsupported, "x type");
+  Status s = launch_status("backward stage 1");
+  if (!s.ok() || !want_dg) return s;
+  const std::int64_t nparts = M == Mutant::M10_dg_float_atomics ? 1 : grid;
+  switch (a.dg_type) {
+    case DType::f32: launch_stage2<float>(ws, nparts, a.dim, a.dg, st); break;
+    case DType::f16: launch_stage2<__half>(ws, nparts, a.dim, a.dg, st); break;
+    case DType::bf16: launch_stage2<__nv_bfloat16>(ws, nparts, a.dim, a.dg, st); break;
+    default: return Status::fail(Status::Code::unsupported, "dg type");
+  }
+  return launch_status("backward stage 2 (dg column sum)");
+}
+
+}  // namespace rmsnorm::cuda::bwd

@@ -1,0 +1,375 @@
+// Device helpers shared by the CUDA forward and backward families.
+//
+// Everything here is deliberately generic CUDA: thread/block indices, warp shuffles, shared
+// memory, barriers and plain or 16-byte vector loads. No clusters, TMA or other Hopper-only
+// features, so a later host emulation of these kernels can reuse the same code.
+//
+// Conventions
+// - Storage types are float, __half and __nv_bfloat16; arithmetic is always fp32.
+// - A "chunk" is kChunk = 8 consecutive elements of one row. For 16-bit types a chunk is one
+//   16-byte vector, for fp32 two. Every vector path works in chunks, so the number of elements a
+//   thread sums sequentially depends only on D and the thread mapping, never on the dtype (the
+//   declared accumulation shape of a variant is a function of D alone).
+// - Conversions to storage round to nearest even, once.
+// - Row offsets are int64 products (row · stride); see row_offset().
+// - Reductions are deterministic: a fixed xor butterfly inside a warp, then one partial per warp
+//   through shared memory and the same butterfly across the partials. The order depends only on
+//   the block shape, never on R, on the row index or on timing.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include "rmsnorm/types.h"
+#include "rmsnorm/variant.h"
+
+namespace rmsnorm::cuda {
+
+inline constexpr int kWarp = 32;
+inline constexpr int kChunk = 8;          // elements per vector chunk
+inline constexpr int kVecBytes = 16;      // bytes per vector access
+inline constexpr unsigned kFullMask = 0xffffffffu;
+
+// ---------------------------------------------------------------------------------------------
+// Storage types and dtype dispatch
+// ---------------------------------------------------------------------------------------------
+
+template <typename T>
+struct StorageTraits;
+template <>
+struct StorageTraits<float> { static constexpr DType dtype = DType::f32; };
+template <>
+struct StorageTraits<__half> { static constexpr DType dtype = DType::f16; };
+template <>
+struct StorageTraits<__nv_bfloat16> { static constexpr DType dtype = DType::bf16; };
+
+template <typename T>
+inline constexpr bool is_16bit_v = sizeof(T) == 2;
+
+// A type carried through a generic lambda by dispatch_activation().
+template <typename T>
+struct TypeTag { using type = T; };
+
+// Calls f(TypeTag<T>{}) for the storage type of an activation dtype (f32/f16/bf16).
+// Returns false (and does not call f) for any other dtype.
+template <typename F>
+inline bool dispatch_activation(DType t, F&& f) {
+  switch (t) {
+    case DType::f32: std::forward<F>(f)(TypeTag<float>{}); return true;
+    case DType::f16: std::forward<F>(f)(TypeTag<__half>{}); return true;
+    case DType::bf16: std::forward<F>(f)(TypeTag<__nv_bfloat16>{}); return true;
+    default: return false;
+  }
+}
+
+// Calls f(TypeTag<T>{}, TypeTag<G>{}) for x type T and weight type G, where G is T or float
+// (the contract's only weight types). False for any other combination.
+template <typename F>
+inline bool dispatch_activation_weight(DType x, DType g, F&& f) {
+  bool done = false;
+  dispatch_activation(x, [&](auto tt) {
+    using T = typename decltype(tt)::type;
+    if (g == StorageTraits<T>::dtype) {
+      f(tt, TypeTag<T>{});
+      done = true;
+    } else if (g == DType::f32) {
+      f(tt, TypeTag<float>{});
+      done = true;
+    }
+  });
+  return done;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar conversions (exact widening, RN-even narrowing)
+// ---------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ float to_float(float v) { return v; }
+__device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+
+template <typename T>
+__device__ __forceinline__ T from_float(float v);
+template <>
+__device__ __forceinline__ float from_float<float>(float v) { return v; }
+template <>
+__device__ __forceinline__ __half from_float<__half>(float v) { return __float2half_rn(v); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+
+// v rounded once to T and widened back: the value RN_T(v) as fp32 (exact for every T here).
+template <typename T>
+__device__ __forceinline__ float round_through(float v) { return to_float(from_float<T>(v)); }
+
+// Scalar element access through 64-bit element offsets.
+template <typename T>
+__device__ __forceinline__ float load_scalar(const T* p, std::int64_t i) { return to_float(p[i]); }
+template <typename T>
+__device__ __forceinline__ void store_scalar(T* p, std::int64_t i, float v) { p[i] = from_float<T>(v); }
+
+// ---------------------------------------------------------------------------------------------
+// 64-bit row offsets and alignment
+// ---------------------------------------------------------------------------------------------
+
+// Element offset of a row start. Always 64-bit: R·stride may exceed 2^31 elements (SPEC §3).
+// kOffsets32 is mutant M11: the byte offset computed in 32-bit unsigned arithmetic, wrapping
+// modulo 2^32 bytes (rows past 4 GiB alias earlier rows instead of faulting).
+template <bool kOffsets32 = false>
+__host__ __device__ __forceinline__ std::int64_t row_offset(std::int64_t row, std::int64_t stride,
+                                                            unsigned elem_bytes = 1) {
+  if constexpr (kOffsets32) {
+    const std::uint32_t bytes = static_cast<std::uint32_t>(row) * static_cast<std::uint32_t>(stride) * elem_bytes;
+    return static_cast<std::int64_t>(bytes / elem_bytes);
+  } else {
+    return row * stride;
+  }
+}
+
+template <typename T>
+__host__ __device__ __forceinline__ T* row_ptr(T* base, std::int64_t row, std::int64_t stride) {
+  return base + row_offset(row, stride);
+}
+
+__host__ __device__ __forceinline__ bool ptr_aligned(const void* p, std::size_t bytes) {
+  return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
+}
+
+// Host: every row start of a [*, D] view with this element stride is `bytes`-aligned.
+inline bool view_aligned(const void* base, std::int64_t stride, std::size_t elem, std::size_t bytes) {
+  return ptr_aligned(base, bytes) && (static_cast<std::uint64_t>(stride) * elem) % bytes == 0;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunks: 8 elements, loaded and stored with 16-byte vector accesses
+// ---------------------------------------------------------------------------------------------
+
+// Raw storage of one chunk of T: 16 bytes for 16-bit types, 32 for fp32.
+template <typename T>
+struct Chunk {
+  static constexpr int kWords = static_cast<int>(sizeof(T)) * kChunk / kVecBytes;  // uint4 count
+  uint4 w[kWords];
+};
+
+// Load a full chunk. p must be 16-byte aligned (checked by the launcher, never assumed).
+// Plain coherent loads: the same kernel may write these addresses afterwards (in place).
+template <typename T>
+__device__ __forceinline__ Chunk<T> load_chunk(const T* p) {
+  Chunk<T> c;
+  const uint4* v = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) c.w[k] = v[k];
+  return c;
+}
+
+// Read-only path (weights): the buffer is never written during the kernel.
+template <typename T>
+__device__ __forceinline__ Chunk<T> load_chunk_ro(const T* p) {
+  Chunk<T> c;
+  const uint4* v = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) c.w[k] = __ldg(v + k);
+  return c;
+}
+
+template <typename T>
+__device__ __forceinline__ void store_chunk(T* p, const Chunk<T>& c) {
+  uint4* v = reinterpret_cast<uint4*>(p);
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) v[k] = c.w[k];
+}
+
+template <typename T>
+__device__ __forceinline__ Chunk<T> zero_chunk() {
+  Chunk<T> c;
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) c.w[k] = make_uint4(0u, 0u, 0u, 0u);
+  return c;
+}
+
+// Element j (0..7) of a chunk as fp32.
+template <typename T>
+__device__ __forceinline__ float chunk_get(const Chunk<T>& c, int j) {
+  if constexpr (std::is_same_v<T, float>) {
+    const uint4& w = c.w[j >> 2];
+    const unsigned u = (j & 3) == 0 ? w.x : (j & 3) == 1 ? w.y : (j & 3) == 2 ? w.z : w.w;
+    return __uint_as_float(u);
+  } else {
+    const uint4& w = c.w[0];
+    const unsigned u = (j >> 1) == 0 ? w.x : (j >> 1) == 1 ? w.y : (j >> 1) == 2 ? w.z : w.w;
+    const unsigned short bits = static_cast<unsigned short>((j & 1) ? (u >> 16) : (u & 0xffffu));
+    if constexpr (std::is_same_v<T, __half>) {
+      return __half2float(__ushort_as_half(bits));
+    } else {
+      return __uint_as_float(static_cast<unsigned>(bits) << 16);  // bf16 widens by a shift
+    }
+  }
+}
+
+// All 8 elements as fp32 (j is a compile-time index after unrolling, so this stays in registers).
+template <typename T>
+__device__ __forceinline__ void unpack(const Chunk<T>& c, float (&f)[kChunk]) {
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j) f[j] = chunk_get(c, j);
+}
+
+template <typename T>
+__device__ __forceinline__ unsigned bits16(T v) {
+  if constexpr (std::is_same_v<T, __half>) {
+    return __half_as_ushort(v);
+  } else {
+    return __bfloat16_as_ushort(v);
+  }
+}
+
+// Round 8 fp32 values to T (each once, RN-even) into a chunk.
+template <typename T>
+__device__ __forceinline__ Chunk<T> pack(const float (&f)[kChunk]) {
+  Chunk<T> c;
+  if constexpr (std::is_same_v<T, float>) {
+    c.w[0] = make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
+    c.w[1] = make_uint4(__float_as_uint(f[4]), __float_as_uint(f[5]), __float_as_uint(f[6]), __float_as_uint(f[7]));
+  } else {
+    unsigned u[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      u[k] = bits16(from_float<T>(f[2 * k])) | (bits16(from_float<T>(f[2 * k + 1])) << 16);
+    c.w[0] = make_uint4(u[0], u[1], u[2], u[3]);
+  }
+  return c;
+}
+
+// Partial chunk: elements [0, n) read one by one (0 < n < 8), the rest are zero. Never touches
+// memory past element n-1.
+template <typename T>
+__device__ __forceinline__ Chunk<T> load_chunk_partial(const T* p, int n) {
+  float f[kChunk];
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j) f[j] = j < n ? to_float(p[j]) : 0.0f;
+  return pack<T>(f);  // exact: each value is already a T
+}
+
+template <typename T>
+__device__ __forceinline__ void store_chunk_partial(T* p, const Chunk<T>& c, int n) {
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j)
+    if (j < n) p[j] = from_float<T>(chunk_get(c, j));  // exact re-encoding of a stored T
+}
+
+// ---------------------------------------------------------------------------------------------
+// FP8 (E4M3 "fn", E5M2) through cuda_fp8.h
+// ---------------------------------------------------------------------------------------------
+
+// Runtime format selector for kernels that handle both FP8 formats with one instantiation.
+__host__ __device__ __forceinline__ __nv_fp8_interpretation_t fp8_interp(DType t) {
+  return t == DType::e5m2 ? __NV_E5M2 : __NV_E4M3;
+}
+
+// q = RN_fp8(v), saturating to ±max (and ±inf → ±max) unless `saturate` is false
+// (then out-of-range → NaN for E4M3, ±inf for E5M2). NaN → NaN.
+__device__ __forceinline__ unsigned char fp8_from_float(float v, __nv_fp8_interpretation_t fmt, bool saturate) {
+  return static_cast<unsigned char>(__nv_cvt_float_to_fp8(v, saturate ? __NV_SATFINITE : __NV_NOSAT, fmt));
+}
+
+// 8 FP8 bytes packed little-endian (element j in byte j) for one 8-byte store.
+__device__ __forceinline__ uint2 fp8_pack8(const unsigned char (&q)[kChunk]) {
+  uint2 r;
+  r.x = q[0] | (q[1] << 8) | (q[2] << 16) | (static_cast<unsigned>(q[3]) << 24);
+  r.y = q[4] | (q[5] << 8) | (q[6] << 16) | (static_cast<unsigned>(q[7]) << 24);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions
+// ---------------------------------------------------------------------------------------------
+
+// max that propagates NaN (fmaxf would drop it): a NaN anywhere in the set gives NaN.
+// Commutative on non-NaN inputs, so every lane of a butterfly ends with the same value.
+__device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+
+struct SumOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
+};
+struct MaxOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return nan_max(a, b); }
+};
+
+// Xor butterfly over aligned groups of kWidth lanes (power of two ≤ 32). All 32 lanes of the
+// warp must call it. Every lane of a group ends with the bitwise same value (the two partners of
+// each step add the same pair, and fp32 addition is commutative). Depth: log2(kWidth) adds.
+template <int kWidth, typename Op>
+__device__ __forceinline__ float warp_allreduce(float v, Op op) {
+  static_assert(kWidth >= 1 && kWidth <= kWarp && (kWidth & (kWidth - 1)) == 0, "width: power of 2 <= 32");
+#pragma unroll
+  for (int off = kWidth / 2; off >= 1; off /= 2) v = op(v, __shfl_xor_sync(kFullMask, v, off));
+  return v;
+}
+template <int kWidth = kWarp>
+__device__ __forceinline__ float warp_sum(float v) { return warp_allreduce<kWidth>(v, SumOp{}); }
+template <int kWidth = kWarp>
+__device__ __forceinline__ float warp_max(float v) { return warp_allreduce<kWidth>(v, MaxOp{}); }
+
+// Number of butterfly levels needed across `warps` per-warp partials: ceil(log2(warps)).
+__host__ __device__ constexpr int ceil_log2(std::int64_t n) {
+  int k = 0;
+  while ((std::int64_t{1} << k) < n) ++k;
+  return k;
+}
+
+// Block-wide all-reduce over blockDim.x threads (a multiple of 32, at most 1024). Every thread
+// must call it; every thread gets the bitwise same result. `partials` is shared memory of at
+// least 32 floats, used only by this call: a caller that reuses it for another reduction must
+// separate the two calls with __syncthreads() (or use a different buffer).
+// Order: the warp butterfly (5 levels), then lanes < nwarps of every warp load the partials
+// (the rest load the identity) and butterfly again over ceil_log2(nwarps) levels only. Declared depth:
+// 5 + ceil_log2(blockDim.x / 32). kBarrier = false is mutant M18 (the barrier between the
+// partials' writes and their reads removed).
+template <bool kBarrier = true, typename Op>
+__device__ __forceinline__ float block_allreduce(float v, float* partials, Op op, float identity) {
+  const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int nwarps = static_cast<int>(blockDim.x) / kWarp;
+  v = warp_allreduce<kWarp>(v, op);
+  if (lane == 0) partials[warp] = v;
+  if constexpr (kBarrier) __syncthreads();
+  float p = lane < nwarps ? partials[lane] : identity;
+#pragma unroll
+  for (int off = kWarp / 2; off >= 1; off /= 2) {
+    const float q = __shfl_xor_sync(kFullMask, p, off);
+    // Partners at distance >= nwarps hold only identities: skipping them keeps the chain at
+    // ceil_log2(nwarps) real adds (and avoids -0 + 0 sign changes).
+    if (off < nwarps) p = op(p, q);
+  }
+  // Lanes below the next power of two of nwarps hold the total; lane 0 hands it to all.
+  return __shfl_sync(kFullMask, p, 0);
+}
+template <bool kBarrier = true>
+__device__ __forceinline__ float block_sum(float v, float* partials) {
+  return block_allreduce<kBarrier>(v, partials, SumOp{}, 0.0f);
+}
+template <bool kBarrier = true>
+__device__ __forceinline__ float block_max(float v, float* partials) {
+  return block_allreduce<kBarrier>(v, partials, MaxOp{}, 0.0f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch helpers
+// ---------------------------------------------------------------------------------------------
+
+// Launch status: ok, or launch_failed with the runtime's message.
+inline Status launch_status(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    return Status::fail(Status::Code::launch_failed, std::string(what) + ": " + cudaGetErrorString(e));
+  return Status::success();
+}
+
+inline cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace rmsnorm::cuda

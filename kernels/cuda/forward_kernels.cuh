@@ -1,0 +1,587 @@
+// The forward family's kernels (plain, fused add, fused FP8 quantization, both fusions).
+//
+// Maths (SPEC §3), per row:  h = x, or h = RN_x(x + o) written back to x (fused add);
+//   Σ = Σ_j h_j² in fp32;  r = rsqrtf(Σ / D + eps)  (a true division by D, one rounding);
+//   y_j = RN_out(h_j · r · w_j), w_j = g_j (standard), 1 + g_j (gemma), none (no_weight), or the
+//   llama double rounding RN(RN(h·r)·g);  FP8: q_j = RN_fp8_sat(y_j / s) from the fp32 y.
+//
+// Three kernels, each a template over the storage types, the two fusions and a Mutant switch:
+// - fwd_regs_kernel: the row held in registers. LANES > 0 gives a sub-warp of LANES threads per
+//   row (warp_row, D ≤ 1024); LANES == 0 gives one block per row with blockDim.x threads
+//   (block_row). ITERS chunks per thread, compile-time so the arrays stay in registers. x is read
+//   once; all loads of a thread are issued before the first use.
+// - fwd_smem_kernel: 1024 threads per row; the row is cached in dynamic shared memory as far as it
+//   fits, the rest re-read from global memory (L2) in the second pass. Any D up to 2^24.
+// - fwd_scalar_kernel: element-wise loads, any alignment; two passes over global memory.
+// Thread mapping is a function of D only (never of R, of the dtype or of the row index), so the
+// reduction order — and every output bit — of a row is the same whatever else is in the batch.
+#pragma once
+
+#include <cstdint>
+
+#include "device_common.cuh"
+#include "rmsnorm/formats.h"
+#include "rmsnorm/validate.h"
+
+namespace rmsnorm::cuda::fwd {
+
+// Plain-data kernel arguments, built once by the launcher from ForwardArgs.
+struct Params {
+  const void* x = nullptr;  // input rows (the residual h under fused add)
+  void* x_out = nullptr;    // fused add: where RN(x + o) is written back (= x)
+  const void* o = nullptr;
+  void* y = nullptr;
+  const void* g = nullptr;
+  float* rstd = nullptr;
+  float* scale = nullptr;
+  std::int64_t rows = 0, dim = 0;
+  std::int64_t x_stride = 0, o_stride = 0, y_stride = 0;
+  std::int64_t groups = 0;  // ceil(D / kQuantGroup)
+  float eps = 0;
+  float fp8_max = 0;        // traits_of(y type).max_finite
+  float scale_floor = 0;    // Fp8Quant::scale_floor(y type)
+  int convention = 0;       // Convention
+  int quant = 0;            // Quant
+  int fp8_fmt = 0;          // __nv_fp8_interpretation_t
+};
+
+inline constexpr int kGroupChunks = static_cast<int>(kQuantGroup) / kChunk;  // 16 chunks per FP8 group
+inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // D exact in fp32: the division by D is one rounding
+
+// ---------------------------------------------------------------------------------------------
+// Per-element pieces, each with its mutant switch
+// ---------------------------------------------------------------------------------------------
+
+template <Mutant M>
+__device__ __forceinline__ std::int64_t row_off(std::int64_t row, std::int64_t stride, std::int64_t dim,
+                                                unsigned elem_bytes) {
+  const std::int64_t s = (M == Mutant::M8_stride_ignored) ? dim : stride;
+  return row_offset<M == Mutant::M11_offsets_32bit>(row, s, elem_bytes);
+}
+
+// Sequential fp32 sum of squares of one thread's elements.
+template <typename T, Mutant M>
+struct SumSquares {
+  float acc = 0.0f;
+  __device__ __forceinline__ void add(float v) {
+    if constexpr (M == Mutant::M7_square_before_upcast) {
+      acc += round_through<T>(v * v);  // the square rounded to the 16-bit type first
+    } else if constexpr (M == Mutant::M3_low_precision_sum) {
+      acc = round_through<T>(fmaf(v, v, acc));  // the running sum held in the 16-bit type
+    } else {
+      acc = fmaf(v, v, acc);
+    }
+  }
+};
+
+// r from the row's Σx². `padded` is the vector-rounded width (used only by mutant M1).
+template <Mutant M>
+__device__ __forceinline__ float rstd_of(float sum, std::int64_t dim, std::int64_t padded, float eps) {
+  const float width = static_cast<float>(M == Mutant::M1_padded_divisor ? padded : dim);
+  const float mean = __fdiv_rn(sum, width);
+  if constexpr (M == Mutant::M2_eps_outside_root) {
+    return rsqrtf(mean) + eps;
+  } else {
+    return rsqrtf(mean + eps);
+  }
+}
+
+// y = h·r·w in fp32 under a convention (w is the stored weight value).
+template <typename T, Mutant M>
+__device__ __forceinline__ float y_of(float h, float r, float w, int convention) {
+  switch (static_cast<Convention>(convention)) {
+    case Convention::no_weight: return h * r;
+    case Convention::gemma: return (h * r) * (1.0f + w);
+    case Convention::llama: return round_through<T>(round_through<T>(h * r) * w);
+    case Convention::standard:
+    default:
+      if constexpr (M == Mutant::M15_llama_double_round) {
+        return round_through<T>(round_through<T>(h * r) * w);
+      } else {
+        return (h * r) * w;
+      }
+  }
+}
+
+// FP8 scale from an amax: s = max(amax / fp8_max, floor), NaN-propagating.
+template <Mutant M>
+__device__ __forceinline__ float scale_of(float amax, const Params& p) {
+  const float s = __fdiv_rn(amax, p.fp8_max);
+  if constexpr (M == Mutant::M12_scale_no_floor) {
+    return s;
+  } else {
+    return nan_max(s, p.scale_floor);
+  }
+}
+
+template <Mutant M>
+__device__ __forceinline__ unsigned char quantize(float y, float s, int fmt) {
+  if constexpr (M == Mutant::M13_fp8_via_bf16) y = round_through<__nv_bfloat16>(y);
+  return fp8_from_float(__fdiv_rn(y, s), static_cast<__nv_fp8_interpretation_t>(fmt),
+                        /*saturate=*/M != Mutant::M14_fp8_no_saturation);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Chunk access with tails
+// ---------------------------------------------------------------------------------------------
+
+// Chunk c of a row: vector load when it lies wholly inside the row, element loads for the
+// partial last chunk (only its n_tail valid elements are read), zero beyond the row.
+// M9: the partial chunk is read with a full vector load (past the row end) and masked by
+// multiplying the lanes beyond D by 0 — a NaN in the bytes after the row leaks through.
+template <typename T, Mutant M>
+__device__ __forceinline__ Chunk<T> load_row_chunk(const T* row, std::int64_t c, std::int64_t full, int n_tail) {
+  if (c < full) return load_chunk(row + c * kChunk);
+  if (c == full && n_tail > 0) {
+    if constexpr (M == Mutant::M9_tail_overread) {
+      const Chunk<T> raw = load_chunk(row + c * kChunk);
+      float f[kChunk];
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) f[j] = chunk_get(raw, j) * (j < n_tail ? 1.0f : 0.0f);
+      return pack<T>(f);
+    } else {
+      return load_chunk_partial(row + c * kChunk, n_tail);
+    }
+  }
+  return zero_chunk<T>();
+}
+
+// Weights of chunk c as fp32. M20: the row index picks one weight for the whole row.
+template <typename G, Mutant M>
+__device__ __forceinline__ void load_weights(const Params& p, std::int64_t row, std::int64_t c, std::int64_t full,
+                                             int n_tail, float (&w)[kChunk]) {
+  if (p.convention == static_cast<int>(Convention::no_weight)) {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = 1.0f;
+    return;
+  }
+  const G* g = static_cast<const G*>(p.g);
+  if constexpr (M == Mutant::M20_weight_by_row) {
+    const float v = to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(p.dim)]);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = v;
+    return;
+  }
+  Chunk<G> gc;
+  if (c < full) gc = load_chunk_ro(g + c * kChunk);
+  else if (c == full && n_tail > 0) gc = load_chunk_partial(g + c * kChunk, n_tail);
+  else gc = zero_chunk<G>();
+  unpack(gc, w);
+}
+
+// Store chunk c of y (storage type T, or FP8 bytes).
+template <typename T>
+__device__ __forceinline__ void store_row_chunk(T* row, std::int64_t c, std::int64_t full, int n_tail, const Chunk<T>& v) {
+  if (c < full) store_chunk(row + c * kChunk, v);
+  else if (c == full && n_tail > 0) store_chunk_partial(row + c * kChunk, v, n_tail);
+}
+__device__ __forceinline__ void store_fp8_chunk(unsigned char* row, std::int64_t c, std::int64_t full, int n_tail,
+                                                const unsigned char (&q)[kChunk]) {
+  if (c < full) {
+    *reinterpret_cast<uint2*>(row + c * kChunk) = fp8_pack8(q);
+  } else if (c == full && n_tail > 0) {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      if (j < n_tail) row[c * kChunk + j] = q[j];
+  }
+}
+
+// Number of valid elements in chunk c (0 beyond the row).
+__device__ __forceinline__ int valid_in_chunk(std::int64_t c, std::int64_t full, int n_tail) {
+  return c < full ? kChunk : (c == full ? n_tail : 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Row held in registers
+// ---------------------------------------------------------------------------------------------
+
+// Threads per block of the sub-warp form, and the register budget of the block form.
+inline constexpr int kSubWarpBlock = 256;
+// 512 threads leave 128 registers per thread: room for x and o of 4 chunks (fp32: 64 registers)
+// plus the weights and the FP8 path without spilling.
+template <typename T>
+inline constexpr int kBlockRowMaxThreads = 512;
+
+template <int LANES, typename T>
+inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowMaxThreads<T>;
+
+// LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
+// rows per block). LANES == 0: the whole block owns one row.
+// Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
+// loop is a contiguous, coalesced run of 16-byte accesses.
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T>) fwd_regs_kernel(Params p) {
+  static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
+  constexpr bool kBlock = LANES == 0;
+  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  __shared__ float sum_partials[kWarp];
+  __shared__ float max_partials[kWarp];
+
+  const int lanes = kBlock ? static_cast<int>(blockDim.x) : LANES;
+  const int t = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x) % LANES;
+  const std::int64_t rows_per_block = kBlock ? 1 : kSubWarpBlock / LANES;
+  const std::int64_t sub = kBlock ? 0 : static_cast<int>(threadIdx.x) / LANES;
+
+  const std::int64_t D = p.dim;
+  const std::int64_t full = D / kChunk;
+  const int n_tail = static_cast<int>(D % kChunk);
+  const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
+
+  for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * rows_per_block; first < p.rows;
+       first += static_cast<std::int64_t>(gridDim.x) * rows_per_block) {
+    const std::int64_t row = first + sub;
+    const bool active = row < p.rows;  // sub-warp groups past R still join the shuffles
+    const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+
+    // 1. Issue every load of the row before using any of it.
+    Chunk<T> h[ITERS];
+    Chunk<T> ov[ITERS];
+#pragma unroll
+    for (int i = 0; i < ITERS; ++i) {
+      const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+      h[i] = active ? load_row_chunk<T, M>(xr, c, full, n_tail) : zero_chunk<T>();
+    }
+    if constexpr (kAdd) {
+      const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        ov[i] = active ? load_row_chunk<T, M>(orow, c, full, n_tail) : zero_chunk<T>();
+      }
+      // 2. Fused add: h = RN_x(x + o), written back to the residual stream. (M17 keeps x and o
+      // apart and normalizes the unrounded fp32 sum; the written residual is still rounded.)
+      T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        float a[kChunk], b[kChunk];
+        unpack(h[i], a);
+        unpack(ov[i], b);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
+        const Chunk<T> rounded = pack<T>(a);
+        if (active) store_row_chunk(xw, c, full, n_tail, rounded);
+        if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
+      }
+    }
+    // Element j of chunk i of h as fp32 (M17: the unrounded x + o).
+    auto hval = [&](int i, int j) -> float {
+      if constexpr (kAdd && M == Mutant::M17_add_unrounded_sum) {
+        return chunk_get(h[i], j) + chunk_get(ov[i], j);
+      } else {
+        return chunk_get(h[i], j);
+      }
+    };
+
+    // 3. Σh²: sequential per thread (chunk order, element order), then the fixed tree.
+    SumSquares<T, M> ss;
+#pragma unroll
+    for (int i = 0; i < ITERS; ++i)
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) ss.add(hval(i, j));
+    float total;
+    if constexpr (kBlock) {
+      total = block_sum<kBarrier>(ss.acc, sum_partials);
+    } else {
+      total = warp_sum<LANES>(ss.acc);
+    }
+    const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
+    if (active && t == 0 && p.rstd != nullptr) p.rstd[row] = r;
+
+    // 4. Outputs.
+    auto y_chunk = [&](int i, std::int64_t c, float (&y)[kChunk]) {
+      float w[kChunk];
+      load_weights<G, M>(p, row, c, full, n_tail, w);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(hval(i, j), r, w[j], p.convention);
+    };
+    if constexpr (!kQuant) {
+      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        if (!active || c >= nchunks) continue;
+        float y[kChunk];
+        y_chunk(i, c, y);
+        store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+      }
+    } else {
+      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+      const Quant mode = static_cast<Quant>(p.quant);
+      float s_row = 0.0f;
+      if (mode == Quant::static_scale) {
+        s_row = *p.scale;
+      } else if (mode == Quant::dynamic_token) {
+        float amax = 0.0f;
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) {
+          const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+          if (!active || c >= nchunks) continue;
+          float y[kChunk];
+          y_chunk(i, c, y);
+          const int n = valid_in_chunk(c, full, n_tail);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+        }
+        if constexpr (kBlock) {
+          amax = block_max<kBarrier>(amax, max_partials);
+        } else {
+          amax = warp_max<LANES>(amax);
+        }
+        s_row = scale_of<M>(amax, p);
+        if (active && t == 0) p.scale[row] = s_row;
+      }
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        float y[kChunk];
+        const bool mine = active && c < nchunks;
+        if (mine) y_chunk(i, c, y);
+        float s = s_row;
+        if (mode == Quant::per_block) {
+          // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
+          // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
+          float amax = 0.0f;
+          const int n = mine ? valid_in_chunk(c, full, n_tail) : 0;
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
+          amax = warp_max<kWidth>(amax);
+          s = scale_of<M>(amax, p);
+          if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
+        }
+        if (!mine) continue;
+        unsigned char q[kChunk];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], s, p.fp8_fmt);
+        store_fp8_chunk(qr, c, full, n_tail, q);
+      }
+    }
+    if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Large D: shared-memory row cache (then global re-read beyond its capacity)
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kSmemThreads = 1024;
+// Chunks in flight per thread and tensor in the loading pass: 64 registers per thread at 1024
+// threads leave room for 64 bytes of one tensor in flight, 32 bytes each of two.
+template <typename T, bool kAdd>
+inline constexpr int kSmemUnroll = sizeof(T) == 2 ? (kAdd ? 2 : 4) : (kAdd ? 1 : 2);
+
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
+__global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::int64_t cache_chunks) {
+  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  extern __shared__ uint4 smem_cache[];
+  __shared__ float sum_partials[kWarp];
+  __shared__ float max_partials[kWarp];
+  Chunk<T>* cache = reinterpret_cast<Chunk<T>*>(smem_cache);
+
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t D = p.dim;
+  const std::int64_t full = D / kChunk;
+  const int n_tail = static_cast<int>(D % kChunk);
+  const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
+  constexpr std::int64_t B = kSmemThreads;
+
+  for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+    const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
+    T* xw = kAdd ? static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T)) : nullptr;
+
+    // Pass 1: read the row (kSmemUnroll<T, kAdd> chunks in flight per thread), fused add, cache, Σh².
+    // Thread t owns chunks t, t + B, t + 2B, ... in this order: per_thread = 8·ceil(nchunks/B).
+    SumSquares<T, M> ss;
+    for (std::int64_t base = t; base < nchunks; base += B * kSmemUnroll<T, kAdd>) {
+      Chunk<T> h[kSmemUnroll<T, kAdd>];
+      Chunk<T> ov[kSmemUnroll<T, kAdd>];
+#pragma unroll
+      for (int u = 0; u < kSmemUnroll<T, kAdd>; ++u) h[u] = load_row_chunk<T, M>(xr, base + u * B, full, n_tail);
+      if constexpr (kAdd) {
+#pragma unroll
+        for (int u = 0; u < kSmemUnroll<T, kAdd>; ++u) ov[u] = load_row_chunk<T, M>(orow, base + u * B, full, n_tail);
+      }
+#pragma unroll
+      for (int u = 0; u < kSmemUnroll<T, kAdd>; ++u) {
+        const std::int64_t c = base + u * B;
+        if (c >= nchunks) break;
+        float a[kChunk];
+        unpack(h[u], a);
+        if constexpr (kAdd) {
+          float b[kChunk];
+          unpack(ov[u], b);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
+          const Chunk<T> rounded = pack<T>(a);
+          store_row_chunk(xw, c, full, n_tail, rounded);
+          h[u] = rounded;
+          unpack(h[u], a);
+        }
+        if (c < cache_chunks) cache[c] = h[u];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) ss.add(a[j]);
+      }
+    }
+    const float total = block_sum<kBarrier>(ss.acc, sum_partials);  // its barrier also publishes the cache
+    const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
+    if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
+
+    // h of chunk c: from the cache, or re-read (this thread wrote it itself under fused add).
+    auto h_chunk = [&](std::int64_t c) -> Chunk<T> {
+      if (c < cache_chunks) return cache[c];
+      if constexpr (kAdd) return load_row_chunk<T, Mutant::none>(xw, c, full, n_tail);
+      return load_row_chunk<T, M>(xr, c, full, n_tail);
+    };
+    auto y_chunk = [&](std::int64_t c, float (&y)[kChunk]) {
+      float w[kChunk];
+      load_weights<G, M>(p, row, c, full, n_tail, w);
+      const Chunk<T> hc = h_chunk(c);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(chunk_get(hc, j), r, w[j], p.convention);
+    };
+
+    if constexpr (!kQuant) {
+      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+      for (std::int64_t c = t; c < nchunks; c += B) {
+        float y[kChunk];
+        y_chunk(c, y);
+        store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+      }
+    } else {
+      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+      const Quant mode = static_cast<Quant>(p.quant);
+      float s_row = 0.0f;
+      if (mode == Quant::static_scale) {
+        s_row = *p.scale;
+      } else if (mode == Quant::dynamic_token) {
+        float amax = 0.0f;
+        for (std::int64_t c = t; c < nchunks; c += B) {
+          float y[kChunk];
+          y_chunk(c, y);
+          const int n = valid_in_chunk(c, full, n_tail);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+        }
+        amax = block_max<kBarrier>(amax, max_partials);
+        s_row = scale_of<M>(amax, p);
+        if (t == 0) p.scale[row] = s_row;
+      }
+      // Every thread runs the same number of steps, so the group butterflies see full warps.
+      const std::int64_t steps = (nchunks + B - 1) / B;
+      for (std::int64_t k = 0; k < steps; ++k) {
+        const std::int64_t c = k * B + t;
+        const bool mine = c < nchunks;
+        float y[kChunk];
+        if (mine) y_chunk(c, y);
+        float s = s_row;
+        if (mode == Quant::per_block) {
+          float amax = 0.0f;
+          const int n = mine ? valid_in_chunk(c, full, n_tail) : 0;
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          amax = warp_max<kGroupChunks>(amax);
+          s = scale_of<M>(amax, p);
+          if (mine && t % kGroupChunks == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
+        }
+        if (!mine) continue;
+        unsigned char q[kChunk];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], s, p.fp8_fmt);
+        store_fp8_chunk(qr, c, full, n_tail, q);
+      }
+    }
+    __syncthreads();  // the cache and the partials are reused by the next row
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalar: any alignment
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kScalarMaxThreads = 1024;
+
+// Thread t owns elements t, t + B, t + 2B, ... (B = blockDim.x) in every pass, so under fused
+// add and in place each thread re-reads only what it wrote itself; the per-block FP8 pass
+// reads other threads' h after a barrier.
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
+__global__ void __launch_bounds__(kScalarMaxThreads) fwd_scalar_kernel(Params p) {
+  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  __shared__ float sum_partials[kWarp];
+  __shared__ float max_partials[kWarp];
+  const std::int64_t t = threadIdx.x;
+  const std::int64_t B = blockDim.x;
+  const std::int64_t D = p.dim;
+  const G* g = static_cast<const G*>(p.g);
+  const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
+
+  for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+    const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+    // Under fused add h lives in x_out after pass 1.
+    const T* hr = kAdd ? static_cast<const T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T)) : xr;
+    const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
+
+    SumSquares<T, M> ss;
+    for (std::int64_t j = t; j < D; j += B) {
+      float v = load_scalar(xr, j);
+      if constexpr (kAdd) {
+        const float sum = v + load_scalar(orow, j);
+        v = round_through<T>(sum);
+        store_scalar(static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T)), j, v);
+      }
+      ss.add(v);
+    }
+    const float total = block_sum<kBarrier>(ss.acc, sum_partials);
+    const float r = rstd_of<M>(total, D, ((D + kChunk - 1) / kChunk) * kChunk, p.eps);
+    if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
+
+    auto h_at = [&](std::int64_t j) -> float { return load_scalar(hr, j); };
+    auto y_at = [&](std::int64_t j) -> float {
+      float w = 1.0f;
+      if (weighted)
+        w = (M == Mutant::M20_weight_by_row) ? to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(D)])
+                                               : to_float(g[j]);
+      return y_of<T, M>(h_at(j), r, w, p.convention);
+    };
+
+    if constexpr (!kQuant) {
+      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+      for (std::int64_t j = t; j < D; j += B) store_scalar(yr, j, y_at(j));
+    } else {
+      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+      const Quant mode = static_cast<Quant>(p.quant);
+      float s_row = 0.0f;
+      if (mode == Quant::static_scale) {
+        s_row = *p.scale;
+      } else if (mode == Quant::dynamic_token) {
+        float amax = 0.0f;
+        for (std::int64_t j = t; j < D; j += B) amax = nan_max(amax, fabsf(y_at(j)));
+        amax = block_max<kBarrier>(amax, max_partials);
+        s_row = scale_of<M>(amax, p);
+        if (t == 0) p.scale[row] = s_row;
+      } else if (mode == Quant::per_block) {
+        // One thread per group: its amax sequentially, then the scale to global memory.
+        float* srow = p.scale + row * p.groups;
+        for (std::int64_t gi = t; gi < p.groups; gi += B) {
+          float amax = 0.0f;
+          const std::int64_t end = (gi + 1) * kQuantGroup < D ? (gi + 1) * kQuantGroup : D;
+          for (std::int64_t j = gi * kQuantGroup; j < end; ++j) amax = nan_max(amax, fabsf(y_at(j)));
+          srow[gi] = scale_of<M>(amax, p);
+        }
+        __syncthreads();  // the scales are read by other threads below
+      }
+      for (std::int64_t j = t; j < D; j += B) {
+        const float s = mode == Quant::per_block ? p.scale[row * p.groups + j / kQuantGroup] : s_row;
+        qr[j] = quantize<M>(y_at(j), s, p.fp8_fmt);
+      }
+    }
+    __syncthreads();  // partials and (per-block) scales are reused by the next row
+  }
+}
+
+}  // namespace rmsnorm::cuda::fwd

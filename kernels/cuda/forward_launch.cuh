@@ -1,0 +1,340 @@
+// Host side of the forward family: thread-mapping configurations (functions of D only), declared
+// accumulation shapes, capability checks and the launchers. Included by the forward_*.cu files;
+// each of them instantiates the launchers it needs (split so the build runs in parallel).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "forward_kernels.cuh"
+
+namespace rmsnorm::cuda::fwd {
+
+enum class Path : std::uint8_t { warp_row, block_row, large_d, scalar };
+
+inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
+inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
+
+inline std::int64_t chunks_of(std::int64_t dim) { return (dim + kChunk - 1) / kChunk; }
+inline std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
+
+// How a row maps onto threads: `lanes` threads, chunk c on thread c % lanes.
+struct RegsConfig {
+  int lanes = 0;  // threads per row
+  int iters = 0;  // chunks per thread (compile-time in the kernel)
+};
+
+inline RegsConfig warp_row_config(std::int64_t dim) {
+  const std::int64_t n = chunks_of(dim);
+  if (n <= 32) {
+    int lanes = 1;
+    while (lanes < n) lanes *= 2;
+    return {lanes, 1};
+  }
+  if (n <= 64) return {32, 2};
+  return {32, 4};
+}
+
+// block_row: 4 chunks per thread, threads a multiple of 32. `rows` only matters for mutant M16.
+inline RegsConfig block_row_config(std::int64_t dim, std::int64_t rows = 0, Mutant m = Mutant::none,
+                                   int max_threads = 1024) {
+  const std::int64_t n = chunks_of(dim);
+  std::int64_t threads = round_up((n + kBlockRowIters - 1) / kBlockRowIters, kWarp);
+  if (m == Mutant::M16_order_depends_on_rows && rows <= 64)
+    threads = std::min<std::int64_t>(threads * 2, max_threads);  // "more threads for few rows"
+  return {static_cast<int>(threads), kBlockRowIters};
+}
+
+inline int scalar_threads(std::int64_t dim) {
+  return static_cast<int>(std::clamp<std::int64_t>(round_up((dim + 7) / 8, kWarp), kWarp, kScalarMaxThreads));
+}
+
+// Max elements one thread sums sequentially when chunk c goes to thread c % lanes (at most
+// `iters` chunks each, the last chunk holding dim % 8 elements when it is partial).
+inline std::int64_t chunked_per_thread(std::int64_t dim, std::int64_t lanes) {
+  const std::int64_t n = chunks_of(dim);
+  std::int64_t best = 0;
+  for (std::int64_t t = 0; t < std::min<std::int64_t>(lanes, n); ++t) {
+    const std::int64_t count = (n - 1 - t) / lanes + 1;  // chunks t, t+lanes, ... < n
+    const std::int64_t last = t + (count - 1) * lanes;
+    const std::int64_t elems = count * kChunk - ((last == n - 1 && dim % kChunk) ? kChunk - dim % kChunk : 0);
+    best = std::max(best, elems);
+  }
+  return best;
+}
+
+inline AccumShape shape_of(Path path, std::int64_t dim) {
+  AccumShape s;
+  switch (path) {
+    case Path::warp_row: {
+      const RegsConfig c = warp_row_config(dim);
+      s.per_thread = chunked_per_thread(dim, c.lanes);
+      s.tree_depth = ceil_log2(c.lanes);
+      break;
+    }
+    case Path::block_row: {
+      const RegsConfig c = block_row_config(dim);
+      s.per_thread = chunked_per_thread(dim, c.lanes);
+      s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
+      break;
+    }
+    case Path::large_d:
+      s.per_thread = chunked_per_thread(dim, kSmemThreads);
+      s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
+      break;
+    case Path::scalar: {
+      const int b = scalar_threads(dim);
+      s.per_thread = (dim + b - 1) / b;
+      s.tree_depth = 5 + ceil_log2(b / kWarp);
+      break;
+    }
+  }
+  return s;
+}
+
+inline Params make_params(const ForwardArgs& a) {
+  Params p;
+  p.x = a.x.data;
+  p.x_out = a.x.data;
+  p.o = a.o.data;
+  p.y = a.y.data;
+  p.g = a.g;
+  p.rstd = a.rstd;
+  p.scale = a.scale;
+  p.rows = a.rows;
+  p.dim = a.dim;
+  p.x_stride = a.x.stride;
+  p.o_stride = a.o.stride;
+  p.y_stride = a.y.stride;
+  p.groups = quant_groups(a.dim);
+  p.eps = a.eps;
+  if (is_fp8(a.y.type)) {
+    p.fp8_max = static_cast<float>(traits_of(a.y.type).max_finite);
+    p.scale_floor = Fp8Quant::scale_floor(a.y.type);
+    p.fp8_fmt = static_cast<int>(fp8_interp(a.y.type));
+  }
+  p.convention = static_cast<int>(a.convention);
+  p.quant = static_cast<int>(a.quant);
+  return p;
+}
+
+inline const char* path_name(Path p) {
+  switch (p) {
+    case Path::warp_row: return "warp_row";
+    case Path::block_row: return "block_row";
+    case Path::large_d: return "large_d";
+    default: return "scalar";
+  }
+}
+
+// Which (type, weight type, quant, add) instantiations a mutant carries: the product has them
+// all; mutants only the same-type weights, and only the ops where their bug lives.
+template <Mutant M>
+inline constexpr bool mutant_needs_quant = M == Mutant::M12_scale_no_floor || M == Mutant::M13_fp8_via_bf16 ||
+                                           M == Mutant::M14_fp8_no_saturation;
+template <Mutant M>
+inline constexpr bool mutant_needs_add = M == Mutant::M17_add_unrounded_sum;
+
+template <Mutant M>
+inline std::uint32_t ops_mask() {
+  auto bit = [](Op o) { return 1u << static_cast<int>(o); };
+  if constexpr (mutant_needs_quant<M>) return bit(Op::forward_quant) | bit(Op::add_forward_quant);
+  if constexpr (mutant_needs_add<M>) return bit(Op::add_forward) | bit(Op::add_forward_quant);
+  return bit(Op::forward) | bit(Op::add_forward) | bit(Op::forward_quant) | bit(Op::add_forward_quant);
+}
+
+inline DType effective_g_type(const ForwardArgs& a) {
+  return a.convention == Convention::no_weight ? a.x.type : a.g_type;
+}
+
+// The capability check of a path (after the contract's validate()).
+template <Mutant M>
+Status can_implement(Path path, const ForwardArgs& a) {
+  Status v = validate(a);
+  if (!v.ok()) return v;
+  const std::int64_t D = a.dim;
+  const std::string who = std::string("fwd.") + path_name(path);
+  if (D > kMaxDim)
+    return Status::fail(Status::Code::unsupported, who + ": D = " + std::to_string(D) +
+                                                       " exceeds 2^24 (the fp32 division by D would round D)");
+  if constexpr (M != Mutant::none) {
+    if (effective_g_type(a) != a.x.type)
+      return Status::fail(Status::Code::unsupported, "mutants carry only same-type weights");
+    if (!((ops_mask<M>() >> static_cast<int>(op_of(a))) & 1u))
+      return Status::fail(Status::Code::unsupported, "this mutant carries other ops only");
+  }
+  if (path == Path::warp_row && D > kWarpRowMaxDim)
+    return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kWarpRowMaxDim));
+  if (path == Path::block_row) {
+    const std::int64_t max_threads = a.x.type == DType::f32 ? kBlockRowMaxThreads<float> : kBlockRowMaxThreads<__half>;
+    const std::int64_t max_dim = max_threads * kBlockRowIters * kChunk;
+    if (D > max_dim)
+      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
+                                                         to_string(a.x.type) + " (the row must fit in registers)");
+  }
+  if (path == Path::scalar) return Status::success();
+  // Vector paths: every row start of every vector-accessed tensor must be aligned. Checked,
+  // never assumed (M19 skips the check and sends misaligned data down the vector path).
+  if constexpr (M != Mutant::M19_misaligned_as_aligned) {
+    auto misaligned = [&](const char* name) {
+      return Status::fail(Status::Code::misaligned, who + ": " + name +
+                                                        " rows are not 16-byte aligned (base pointer or row stride)");
+    };
+    if (!view_aligned(a.x.data, a.x.stride, size_of(a.x.type), kVecBytes)) return misaligned("x");
+    if (a.o.data && !view_aligned(a.o.data, a.o.stride, size_of(a.o.type), kVecBytes)) return misaligned("o");
+    const std::size_t y_align = is_fp8(a.y.type) ? kChunk : kVecBytes;  // FP8: 8-byte stores
+    if (!view_aligned(a.y.data, a.y.stride, size_of(a.y.type), y_align))
+      return Status::fail(Status::Code::misaligned, who + ": y rows are not " + std::to_string(y_align) + "-byte aligned");
+    if (a.convention != Convention::no_weight && !ptr_aligned(a.g, kVecBytes)) return misaligned("g");
+  }
+  return Status::success();
+}
+
+// Calls f(TypeTag<T>, TypeTag<G>, bool_constant<kQuant>, bool_constant<kAdd>) for the
+// instantiation the arguments need, if the mutant carries it. False when it does not.
+template <Mutant M, typename F>
+bool dispatch(const ForwardArgs& a, F&& f) {
+  const bool quant = a.quant != Quant::none;
+  const bool add = a.o.data != nullptr;
+  bool launched = false;
+  dispatch_activation_weight(a.x.type, effective_g_type(a), [&](auto tt, auto gt) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kTypesCarried = M == Mutant::none || std::is_same_v<T, G>;
+    if constexpr (kTypesCarried) {
+      auto go = [&](auto q, auto ad) {
+        constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+        constexpr bool kCarried = (!mutant_needs_quant<M> || kQ) && (!mutant_needs_add<M> || kA);
+        if constexpr (kCarried) {
+          f(tt, gt, q, ad);
+          launched = true;
+        }
+      };
+      using TrueT = std::true_type;
+      using FalseT = std::false_type;
+      if (quant) {
+        if (add) go(TrueT{}, TrueT{}); else go(TrueT{}, FalseT{});
+      } else {
+        if (add) go(FalseT{}, TrueT{}); else go(FalseT{}, FalseT{});
+      }
+    }
+  });
+  return launched;
+}
+
+inline unsigned grid_for(std::int64_t blocks) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 0x7fffffff));
+}
+
+// ------------------------------------------------------------------------------------------
+// Launchers, one per path. Each: can_implement (nothing launches on invalid input), R = 0 is a
+// no-op, then the launch and the runtime's verdict.
+// ------------------------------------------------------------------------------------------
+
+template <typename T, typename G, bool kQ, bool kA, int LANES, int ITERS, Mutant M>
+void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cudaStream_t s) {
+  const std::int64_t blocks = (p.rows + rows_per_block - 1) / rows_per_block;
+  fwd_regs_kernel<T, G, kQ, kA, LANES, ITERS, M><<<grid_for(blocks), threads, 0, s>>>(p);
+}
+
+template <Mutant M>
+Status run_warp_row(const ForwardArgs& a) {
+  Status st = can_implement<M>(Path::warp_row, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  const RegsConfig c = warp_row_config(a.dim);
+  cudaStream_t s = as_stream(a.stream);
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const std::int64_t rpb = kSubWarpBlock / c.lanes;
+    switch (c.lanes * 8 + c.iters) {
+      case 1 * 8 + 1: launch_regs<T, G, kQ, kA, 1, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 2 * 8 + 1: launch_regs<T, G, kQ, kA, 2, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 4 * 8 + 1: launch_regs<T, G, kQ, kA, 4, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 8 * 8 + 1: launch_regs<T, G, kQ, kA, 8, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 16 * 8 + 1: launch_regs<T, G, kQ, kA, 16, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 32 * 8 + 1: launch_regs<T, G, kQ, kA, 32, 1, M>(p, kSubWarpBlock, rpb, s); break;
+      case 32 * 8 + 2: launch_regs<T, G, kQ, kA, 32, 2, M>(p, kSubWarpBlock, rpb, s); break;
+      default: launch_regs<T, G, kQ, kA, 32, 4, M>(p, kSubWarpBlock, rpb, s); break;
+    }
+  });
+  return launch_status("fwd.warp_row");
+}
+
+template <Mutant M>
+Status run_block_row(const ForwardArgs& a) {
+  Status st = can_implement<M>(Path::block_row, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T>);
+    launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
+  });
+  return launch_status("fwd.block_row");
+}
+
+// Shared-memory budget of the large-D path on the current device (opt-in maximum per block,
+// less the kernel's static shared memory).
+inline std::int64_t smem_cache_budget() {
+  int dev = 0, optin = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
+  return std::max<std::int64_t>(0, static_cast<std::int64_t>(optin) - 2 * kWarp * 4 - 1024);
+}
+
+template <Mutant M>
+Status run_large_d(const ForwardArgs& a) {
+  Status st = can_implement<M>(Path::large_d, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  const std::int64_t budget = smem_cache_budget();
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
+    const std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
+    auto kernel = fwd_smem_kernel<T, G, kQ, kA, M>;
+    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    if (e != cudaSuccess) {
+      result = Status::fail(Status::Code::launch_failed, std::string("fwd.large_d: cudaFuncSetAttribute: ") + cudaGetErrorString(e));
+      return;
+    }
+    kernel<<<grid_for(a.rows), kSmemThreads, bytes, s>>>(p, cache_chunks);
+  });
+  if (!result.ok()) return result;
+  return launch_status("fwd.large_d");
+}
+
+template <Mutant M>
+Status run_scalar(const ForwardArgs& a) {
+  Status st = can_implement<M>(Path::scalar, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    fwd_scalar_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), scalar_threads(a.dim), 0, s>>>(p);
+  });
+  return launch_status("fwd.scalar");
+}
+
+// Function-pointer adapters for the registry (one set per path and mutant).
+template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_implement<M>(Path::warp_row, a); }
+template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
+template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
+template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
+
+}  // namespace rmsnorm::cuda::fwd

@@ -1,0 +1,388 @@
+// The CUDA forward family on the GPU (issue 3; SPEC §3, P1, P5–P9, P13, P14, P16, P18, P19):
+// every registered non-mutant device variant of each forward op against the oracle, laid out in
+// poisoned memory by the harness (odd strides, misaligned bases, in place), on the seed's widths
+// and the QK-norm widths, all input types, special rows, every FP8 mode behind both fusions, and
+// one case with R·D > 2^31 elements. Every case comes from a printed 64-bit seed; a failure
+// prints the seed, the case, the layout and the harness's one-line summary.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/catch.h"
+#include "harness/run.h"
+#include "oracle/oracle.h"
+#include "rmsnorm/formats.h"
+#include "rmsnorm/variant.h"
+
+#if RMSNORM_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace {
+
+using rmsnorm::Convention;
+using rmsnorm::DType;
+using rmsnorm::Op;
+using rmsnorm::Quant;
+
+// What the rows hold.
+enum class Values { normal, zero_rows, tiny, fp16_extremes, nan_inf_rows, outliers };
+
+const char* to_string(Values v) {
+  switch (v) {
+    case Values::normal: return "normal";
+    case Values::zero_rows: return "zero_rows";
+    case Values::tiny: return "tiny";
+    case Values::fp16_extremes: return "fp16_extremes";
+    case Values::nan_inf_rows: return "nan_inf_rows";
+    default: return "outliers";
+  }
+}
+
+struct Spec {
+  std::int64_t rows = 1, dim = 1;
+  DType x = DType::bf16, g = DType::bf16, y = DType::bf16;
+  Convention conv = Convention::standard;
+  Quant quant = Quant::none;
+  float eps = 1e-6f;
+  float static_scale = 0.05f;
+  bool add = false;
+  Values values = Values::normal;
+  std::uint64_t seed = 1;
+  std::string describe() const {
+    std::ostringstream s;
+    s << "seed=" << seed << " R=" << rows << " D=" << dim << " x=" << rmsnorm::to_string(x)
+      << " g=" << rmsnorm::to_string(g) << " y=" << rmsnorm::to_string(y) << " conv=" << rmsnorm::to_string(conv)
+      << " quant=" << rmsnorm::to_string(quant) << " eps=" << eps << " add=" << add
+      << " values=" << to_string(values);
+    return s.str();
+  }
+  Op op() const {
+    const bool q = quant != Quant::none;
+    return add ? (q ? Op::add_forward_quant : Op::add_forward) : (q ? Op::forward_quant : Op::forward);
+  }
+};
+
+// Dense values exactly representable in t: a normal draw, per-row scale over a few octaves.
+void fill_row(std::mt19937_64& rng, float* row, std::int64_t dim, DType t, double scale) {
+  std::normal_distribution<double> n(0.0, 1.0);
+  for (std::int64_t j = 0; j < dim; ++j) row[j] = static_cast<float>(rmsnorm::round_to(scale * n(rng), t));
+}
+
+oracle::ForwardCase make_case(const Spec& s) {
+  std::mt19937_64 rng(s.seed);
+  std::uniform_int_distribution<int> octave(-3, 3);
+  oracle::ForwardCase c;
+  c.rows = s.rows;
+  c.dim = s.dim;
+  c.x_type = s.x;
+  c.g_type = s.g;
+  c.y_type = s.y;
+  c.convention = s.conv;
+  c.quant = s.quant;
+  c.eps = s.eps;
+  c.static_scale = s.static_scale;
+  const std::size_t n = static_cast<std::size_t>(s.rows * s.dim);
+  c.x.resize(n);
+  for (std::int64_t r = 0; r < s.rows; ++r) {
+    float* row = c.x.data() + r * s.dim;
+    double scale = std::ldexp(1.0, octave(rng));
+    if (s.values == Values::tiny) scale = 1e-4;  // ε-dominated (P5)
+    fill_row(rng, row, s.dim, s.x, scale);
+    switch (s.values) {
+      case Values::zero_rows:
+        if (r % 2 == 0) std::fill(row, row + s.dim, 0.0f);
+        break;
+      case Values::fp16_extremes:  // P7: squares overflow fp16 but not fp32
+        for (std::int64_t j = 0; j < s.dim; ++j)
+          row[j] = (j % 3 == 0) ? ((j & 1) ? -300.0f : 300.0f) : (j % 3 == 1 ? 65504.0f : row[j]);
+        break;
+      case Values::nan_inf_rows:  // P16: only their row is affected
+        if (r % 3 == 1) row[(r * 7) % s.dim] = std::numeric_limits<float>::quiet_NaN();
+        if (r % 3 == 2) row[(r * 5) % s.dim] = (r & 1) ? -std::numeric_limits<float>::infinity()
+                                                       : std::numeric_limits<float>::infinity();
+        break;
+      case Values::outliers:
+        row[(r * 11) % s.dim] = static_cast<float>(rmsnorm::round_to(1000.0, s.x));
+        break;
+      default: break;
+    }
+  }
+  if (s.add) {
+    c.o.resize(n);
+    for (std::int64_t r = 0; r < s.rows; ++r) fill_row(rng, c.o.data() + r * s.dim, s.dim, s.x, 0.5);
+  }
+  if (s.conv != Convention::no_weight) {
+    c.g.resize(static_cast<std::size_t>(s.dim));
+    std::normal_distribution<double> nd(0.0, 1.0);
+    const double base = s.conv == Convention::gemma ? 0.0 : 1.0;
+    for (auto& gv : c.g) gv = static_cast<float>(rmsnorm::round_to(base + 0.25 * nd(rng), s.g));
+  }
+  return c;
+}
+
+std::vector<const rmsnorm::Variant*> device_products(Op op) {
+  std::vector<const rmsnorm::Variant*> out;
+  for (const rmsnorm::Variant& v : rmsnorm::registry())
+    if (!v.is_mutant() && v.memory == rmsnorm::Memory::device && v.supports(op) && v.run_forward) out.push_back(&v);
+  return out;
+}
+
+std::uint64_t g_seed_counter = 0x5eed0000ull;
+
+// Runs every device product variant of the spec's op on the case and layout. A variant may
+// decline (unsupported / misaligned); at least one must run it, and every run must pass.
+void check_all(Spec s, const harness::Layout& layout = {}) {
+  s.seed = ++g_seed_counter;
+  const oracle::ForwardCase c = make_case(s);
+  const auto variants = device_products(s.op());
+  REQUIRE(!variants.empty());
+  int ran = 0;
+  for (const rmsnorm::Variant* v : variants) {
+    const harness::Outcome out = harness::run_forward(*v, c, layout);
+    using Code = rmsnorm::Status::Code;
+    if (out.status.code == Code::unsupported || out.status.code == Code::misaligned) continue;
+    ++ran;
+    INFO(v->name << " " << s.describe() << " layout[" << layout.to_string() << "]: " << out.summary());
+    CHECK(out.pass());
+  }
+  INFO(s.describe() << " layout[" << layout.to_string() << "]");
+  CHECK(ran > 0);
+}
+
+const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
+
+}  // namespace
+
+TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu]") {
+  const std::int64_t widths[] = {1, 7, 8, 64, 96, 128, 192, 256, 1000, 1024, 1025, 2048, 4097, 8191, 16384, 20000, 32768, 65536};
+  for (DType t : kTypes)
+    for (std::int64_t d : widths) {
+      Spec s;
+      s.dim = d;
+      s.rows = d >= 16384 ? 3 : (d >= 1024 ? 9 : 67);
+      s.x = s.g = s.y = t;
+      check_all(s);
+      if (t != DType::f32) {
+        s.g = DType::f32;  // fp32 weights with 16-bit activations
+        check_all(s);
+      }
+    }
+}
+
+TEST_CASE("forward: conventions and eps", "[gpu]") {
+  for (Convention conv : {Convention::gemma, Convention::no_weight, Convention::llama})
+    for (std::int64_t d : {7, 128, 1025, 4097, 65536}) {
+      Spec s;
+      s.dim = d;
+      s.rows = 5;
+      s.conv = conv;
+      check_all(s);
+      s.x = s.g = s.y = DType::f16;
+      check_all(s);
+    }
+  Spec s;
+  s.dim = 1025;
+  s.rows = 4;
+  s.eps = 0.0f;  // P4 regime: no ε
+  check_all(s);
+}
+
+TEST_CASE("forward: layouts (odd strides, misaligned bases, in place)", "[gpu]") {
+  std::vector<harness::Layout> layouts(7);
+  layouts[0].x_pad = 3, layouts[0].y_pad = 5;                       // odd strides: scalar only
+  layouts[1].x_pad = 8, layouts[1].y_pad = 16;                      // aligned pads: vector paths
+  layouts[2].x_offset = 2, layouts[2].y_offset = 6;                 // misaligned bases
+  layouts[3].g_offset = 4;                                          // misaligned weight
+  layouts[4].in_place = true;
+  layouts[5].in_place = true, layouts[5].x_pad = 8, layouts[5].y_pad = 8;
+  layouts[6].x_offset = 16, layouts[6].y_offset = 32, layouts[6].g_offset = 16;  // aligned offsets
+  for (const auto& l : layouts)
+    for (DType t : kTypes)
+      for (std::int64_t d : {1, 7, 128, 1025, 4097, 65536}) {
+        Spec s;
+        s.dim = d;
+        s.rows = d >= 4097 ? 3 : 11;
+        s.x = s.g = s.y = t;
+        check_all(s, l);
+        Spec a = s;  // fused add in the same layout (in place: y aliases o)
+        a.add = true;
+        harness::Layout la = l;
+        la.o_pad = l.x_pad;
+        la.o_offset = l.x_offset;
+        check_all(a, la);
+      }
+}
+
+TEST_CASE("forward: special rows (zero, tiny, ±300/65504 fp16, NaN/Inf, outliers)", "[gpu]") {
+  for (Values v : {Values::zero_rows, Values::tiny, Values::fp16_extremes, Values::nan_inf_rows, Values::outliers})
+    for (DType t : kTypes)
+      for (std::int64_t d : {7, 256, 1025, 8191, 65536}) {
+        Spec s;
+        s.dim = d;
+        s.rows = 6;
+        s.x = s.g = s.y = t;
+        s.values = v;
+        if (v == Values::tiny) s.eps = 1e-5f;
+        if (v == Values::fp16_extremes && t != DType::f16) continue;
+        check_all(s);
+        s.add = true;
+        check_all(s);
+      }
+}
+
+TEST_CASE("forward: fused add", "[gpu]") {
+  for (DType t : kTypes)
+    for (std::int64_t d : {1, 7, 64, 128, 1025, 4096, 5120, 8191, 32768, 65536}) {
+      Spec s;
+      s.dim = d;
+      s.rows = d >= 8191 ? 3 : 13;
+      s.x = s.g = s.y = t;
+      s.add = true;
+      check_all(s);
+    }
+}
+
+TEST_CASE("forward: FP8 quantization, every mode, with and without fused add", "[gpu]") {
+  for (DType fp8 : {DType::e4m3, DType::e5m2})
+    for (Quant q : {Quant::static_scale, Quant::dynamic_token, Quant::per_block})
+      for (DType t : kTypes)
+        for (std::int64_t d : {1, 7, 64, 128, 129, 200, 1025, 4096, 4097, 65536}) {
+          Spec s;
+          s.dim = d;
+          s.rows = d >= 4096 ? 3 : 9;
+          s.x = s.g = t;
+          s.y = fp8;
+          s.quant = q;
+          s.static_scale = q == Quant::static_scale ? 0.004f : 1.0f;  // saturates some values (P14)
+          check_all(s);
+          s.add = true;
+          check_all(s);
+          if (d == 129 || d == 1025) {
+            s.values = Values::zero_rows;  // P14: zero rows give finite scales and q = 0
+            check_all(s);
+            s.values = Values::nan_inf_rows;
+            check_all(s);
+          }
+        }
+}
+
+TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
+  for (const rmsnorm::Variant* v : device_products(Op::forward)) {
+    rmsnorm::ForwardArgs a;
+    a.rows = 0;
+    a.dim = 1025;
+    a.x = {nullptr, DType::bf16, 1025};
+    a.y = {nullptr, DType::bf16, 1025};
+    a.g = nullptr;
+    a.convention = Convention::no_weight;
+    INFO(v->name);
+    CHECK(v->run_forward(a).ok());
+  }
+  // A row alone and inside a batch of 97 gives the same bits (SPEC §3, P11).
+  for (std::int64_t d : {7, 128, 1025, 8192, 65536}) {
+    Spec s;
+    s.dim = d;
+    s.rows = 97;
+    s.seed = 77;
+    const oracle::ForwardCase batch = make_case(s);
+    oracle::ForwardCase one = batch;
+    one.rows = 1;
+    one.x.assign(batch.x.begin() + 17 * d, batch.x.begin() + 18 * d);
+    for (const rmsnorm::Variant* v : device_products(Op::forward)) {
+      const auto rb = harness::execute_forward(*v, batch, {});
+      const auto r1 = harness::execute_forward(*v, one, {});
+      if (!rb.status.ok() || !r1.status.ok()) continue;
+      const std::vector<std::uint32_t> row17(rb.result.y.begin() + 17 * d, rb.result.y.begin() + 18 * d);
+      INFO(v->name << " D=" << d);
+      CHECK(row17 == r1.result.y);
+      const auto rb2 = harness::execute_forward(*v, batch, {});
+      CHECK(rb2.result.y == rb.result.y);  // run to run
+    }
+  }
+}
+
+#if RMSNORM_HAVE_CUDA
+// P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
+// copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
+TEST_CASE("forward: 64-bit offsets, R*D > 2^31", "[gpu][big]") {
+  const std::int64_t D = 65536, R = 32769;
+  const std::size_t n = static_cast<std::size_t>(R * D);
+  size_t free_b = 0, total_b = 0;
+  REQUIRE(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
+  if (free_b < 2 * n * 2 + (1u << 30)) {
+    WARN("skipped: needs " << (4 * n >> 30) << " GiB of device memory");
+    return;
+  }
+  // bf16 bit patterns from a per-row hash: exponents in [2^-7, 2^7), every row different.
+  std::vector<std::uint16_t> host(n);
+  for (std::int64_t r = 0; r < R; ++r) {
+    std::uint64_t h = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(r + 1);
+    for (std::int64_t j = 0; j < D; ++j) {
+      h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+      const std::uint16_t sign = static_cast<std::uint16_t>((h >> 20) & 1u) << 15;
+      const std::uint16_t expo = static_cast<std::uint16_t>(120 + (h >> 8) % 14) << 7;
+      host[static_cast<std::size_t>(r * D + j)] = static_cast<std::uint16_t>(sign | expo | (h & 0x7fu));
+    }
+  }
+  void *x = nullptr, *y = nullptr, *g = nullptr;
+  float* rstd = nullptr;
+  REQUIRE(cudaMalloc(&x, n * 2) == cudaSuccess);
+  REQUIRE(cudaMalloc(&y, n * 2) == cudaSuccess);
+  REQUIRE(cudaMalloc(&g, D * 2) == cudaSuccess);
+  REQUIRE(cudaMalloc(&rstd, R * 4) == cudaSuccess);
+  std::vector<std::uint16_t> gh(static_cast<std::size_t>(D));
+  for (std::int64_t j = 0; j < D; ++j) gh[static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(0x3f80 + (j % 64));  // 1 + j%64/128
+  REQUIRE(cudaMemcpy(x, host.data(), n * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+  REQUIRE(cudaMemcpy(g, gh.data(), D * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+
+  const std::int64_t sample[] = {0, 1, 32767, 32768, R - 1};
+  for (const rmsnorm::Variant* v : device_products(Op::forward)) {
+    rmsnorm::ForwardArgs a;
+    a.rows = R;
+    a.dim = D;
+    a.x = {x, DType::bf16, D};
+    a.y = {y, DType::bf16, D};
+    a.g = g;
+    a.g_type = DType::bf16;
+    a.rstd = rstd;
+    a.eps = 1e-6f;
+    if (!v->can_implement_forward(a).ok()) continue;
+    REQUIRE(cudaMemset(y, 0xFF, n * 2) == cudaSuccess);
+    const rmsnorm::Status st = v->run_forward(a);
+    INFO(v->name << ": " << st.reason);
+    REQUIRE(st.ok());
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    oracle::ForwardCase c;
+    c.rows = static_cast<std::int64_t>(std::size(sample));
+    c.dim = D;
+    c.x_type = c.g_type = c.y_type = DType::bf16;
+    c.eps = a.eps;
+    oracle::ForwardResult got;
+    for (std::uint16_t b : gh) c.g.push_back(static_cast<float>(rmsnorm::decode(b, DType::bf16)));
+    for (std::int64_t r : sample) {
+      std::vector<std::uint16_t> yrow(static_cast<std::size_t>(D));
+      REQUIRE(cudaMemcpy(yrow.data(), static_cast<std::uint16_t*>(y) + r * D, D * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
+      float rs = 0;
+      REQUIRE(cudaMemcpy(&rs, rstd + r, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+      for (std::int64_t j = 0; j < D; ++j) {
+        c.x.push_back(static_cast<float>(rmsnorm::decode(host[static_cast<std::size_t>(r * D + j)], DType::bf16)));
+        got.y.push_back(yrow[static_cast<std::size_t>(j)]);
+      }
+      got.rstd.push_back(rs);
+    }
+    const oracle::Verdict verdict = oracle::check_forward(c, got, v->row_shape(D));
+    INFO(v->name << " rows {0,1,32767,32768,R-1}: " << verdict.first_failure << verdict.error);
+    CHECK(verdict.pass);
+  }
+  cudaFree(x);
+  cudaFree(y);
+  cudaFree(g);
+  cudaFree(rstd);
+}
+#endif

@@ -1,0 +1,100 @@
+// Judging one output element against its Acceptance, and keeping the error profile and the
+// first failure of a slice of rows (one per OpenMP thread, merged in a fixed order).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "oracle/numeric.h"
+#include "oracle/oracle.h"
+
+namespace oracle {
+namespace judge {
+
+// Key-form acceptance used inside the oracle (Acceptance holds bits; keys order values).
+struct KeyAcceptance {
+  Acceptance::Kind kind = Acceptance::Kind::range;
+  std::int64_t lo = 0, hi = 0;  // accepted keys, lo <= hi
+  std::uint32_t rounded = 0;    // bits of RN(exact)
+  double exact = 0;             // FP64 approximation of the exact value
+  bool fallback = false;
+};
+
+Acceptance to_public(const KeyAcceptance& a, const num::Grid& g);
+
+// Where a failure sits: (row, tensor order within the row, column) orders failures so that the
+// reported one does not depend on the thread schedule.
+struct FailureSlot {
+  std::int64_t row = -1;
+  int tensor = 0;
+  std::int64_t col = 0;
+  std::string line;
+  bool empty() const { return row < 0; }
+  bool before(const FailureSlot& o) const;
+};
+
+struct Tally {
+  Profile profile;
+  FailureSlot first;
+  void merge(const Tally& o);
+};
+
+// Out of line: count a failure and keep its line if it is the earliest.
+void record_failure(const KeyAcceptance& a, std::uint32_t got, const num::Grid& g, const char* name,
+                    int tensor_order, std::int64_t row, std::int64_t col, Tally& t);
+
+// Record a failure that is not about one element's value (e.g. an invalid kernel scale).
+void fail_line(Tally& t, int tensor_order, std::int64_t row, std::int64_t col, std::string line);
+
+// ulp of grid g at the value v (the spacing of the grid around v; subnormal spacing below).
+inline double ulp_at(double v, const num::Grid& g) {
+  // The exponent field of the double (v is never an FP64 subnormal here: |v| ≥ 2^-434 or 0).
+  const int biased = static_cast<int>((num::bits64(v) >> 52) & 0x7ffu);
+  if (biased == 0x7ff) return std::numeric_limits<double>::infinity();
+  int e = biased == 0 ? g.emin : biased - 1023;
+  if (e < g.emin) e = g.emin;
+  return num::from_bits64(static_cast<std::uint64_t>(e - g.mbits + 1023) << 52);
+}
+
+// Judge `got` (bits of grid g); update the tally; on failure keep the earliest failure line.
+// `name` is the tensor ("y", "rstd", "h", "scale", "dx", "dg"), `row < 0` prints a 1-D index.
+// Profile: max_ulp = |got − exact|/ulp(exact); max_err_over_bound = |got − exact| over the
+// distance from exact to the accepted end on got's side (≤ 1 exactly when accepted).
+inline bool judge(const KeyAcceptance& a, std::uint32_t got, const num::Grid& g, const char* name,
+                  int tensor_order, std::int64_t row, std::int64_t col, Tally& t) {
+  using Kind = Acceptance::Kind;
+  if (a.kind == Kind::any) return true;  // outside the guaranteed domain: not an element checked
+  Profile& p = t.profile;
+  ++p.elements;
+  if (a.fallback) ++p.fallbacks;
+  const bool got_nan = num::bits_are_nan(got, g);
+  bool pass = false;
+  if (a.kind == Kind::range) {
+    if (!got_nan) {
+      const std::int64_t k = num::key_of_bits(got, g);
+      pass = a.lo <= k && k <= a.hi;
+      if (got == a.rounded) ++p.correctly_rounded;
+      const double v = num::value_of_bits(got, g);
+      const double d = v - a.exact;
+      const double ulps = std::fabs(d) / ulp_at(a.exact, g);
+      if (ulps > p.max_ulp) p.max_ulp = ulps;
+      const double allowed = d >= 0 ? num::value_of_key(a.hi, g) - a.exact : a.exact - num::value_of_key(a.lo, g);
+      double ratio = (d == 0) ? 0.0 : (allowed > 0 ? std::fabs(d) / allowed : std::numeric_limits<double>::infinity());
+      if (std::isnan(ratio)) ratio = pass ? 1.0 : std::numeric_limits<double>::infinity();
+      ratio = pass ? std::min(ratio, 1.0) : std::max(ratio, 1.0 + 0x1p-40);
+      if (ratio > p.max_err_over_bound) p.max_err_over_bound = ratio;
+    }
+  } else {
+    pass = a.kind == Kind::nan_only ? got_nan
+                                    : (got == a.rounded) || (got_nan && num::bits_are_nan(a.rounded, g));
+    if (pass) ++p.correctly_rounded;
+  }
+  if (!pass) record_failure(a, got, g, name, tensor_order, row, col, t);
+  return pass;
+}
+
+}  // namespace judge
+}  // namespace oracle

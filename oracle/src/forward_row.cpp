@@ -1,0 +1,566 @@
+// The forward family, one row at a time: FP64 enclosures of the exact values, acceptance sets
+// from the kernel error model, and the multiprecision decision where an enclosure straddles a
+// rounding boundary.
+//
+// Exact quantities. With S = Σ x_j² (an exact dyadic sum), Q = S + D·eps and the exact weight w
+// (g, 1 + g, or 1): r = sqrt(D / Q) and |y_j| = |x_j w_j| r = sqrt(N_j / Q) with
+// N_j = x_j² w_j² D. Every acceptance endpoint is V = (|y|·A + B) / K with dyadic A > 0, B and
+// K > 0, so "V against a grid midpoint m" is the sign of |y|·A − (m·K − B), decided exactly by
+// num::compare_sqrt_ratio (both sides squared).
+//
+// FP64 enclosure of |y|. Each x_j² is exact in FP64 (48 bits, no underflow: ≥ 2^-298), the
+// sequential FP64 sum errs by ≤ (D−1)·2^-53·S, /D and +eps by one rounding each, sqrt and 1/· by
+// one each: r_d = r(1+ρ), |ρ| ≤ ((D+1)/2 + 2)·2^-53 (first order; the second-order terms for
+// D ≤ 2^31 are below a 2^-21 fraction of it, covered by the factor 1 + 2^-20 and one spare unit).
+// |x·w| is exact for fp32-representable g (24 + 24 bits), else (gemma's 1 + g) two more roundings;
+// the product with r one more. Endpoints then take one outward step (num::dn / num::up) after
+// every further FP64 operation, so every enclosure below is rigorous. FP64 never overflows or
+// underflows here: 2^-434 ≤ |y| ≤ 2^16·FLT_MAX for finite fp32 inputs.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "forward_plan.h"
+
+namespace oracle {
+namespace fwd {
+
+using judge::KeyAcceptance;
+using Kind = Acceptance::Kind;
+using num::Dyadic;
+using num::Grid;
+using num::dn;
+using num::up;
+
+namespace {
+
+constexpr double kFltMax = 3.4028234663852886e38;
+// Below this mean square the fp32 squares of the kernel model underflow so much that its bound
+// carries no information (relative term 2^-149/m ≥ 2^-9): such rows are outside the domain.
+constexpr double kTinyMean = 0x1p-140;
+constexpr double kSecondOrder = 1.0 + 0x1p-20;
+
+bool is_storage_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+
+bool representable(const std::vector<float>& v, DType t) {
+  for (float f : v)
+    if (!num::representable(f, t)) return false;
+  return true;
+}
+
+// The exact magnitude |x·w| as an ordered pair (hi, lo) with hi + lo exact and hi = RN(hi + lo):
+// lexicographic order on pairs is the order of the exact values (RN is monotone).
+struct MagPair {
+  double hi = 0, lo = 0;
+  bool greater(const MagPair& o) const { return hi != o.hi ? hi > o.hi : lo > o.lo; }
+};
+MagPair exact_mag(float x, float g, Convention conv) {
+  if (conv == Convention::gemma) {
+    // x·(1 + g) = x + x·g: x·g is exact in FP64, and the two-sum error t is exact.
+    const double xg = static_cast<double>(x) * g;
+    const double s = static_cast<double>(x) + xg;
+    const double bb = s - x;
+    const double t = (static_cast<double>(x) - (s - bb)) + (xg - bb);
+    return s < 0 ? MagPair{-s, -t} : MagPair{s, t};
+  }
+  const double p = conv == Convention::no_weight ? static_cast<double>(x) : static_cast<double>(x) * g;
+  return {std::fabs(p), 0.0};
+}
+
+}  // namespace
+
+std::string make_plan(const ForwardCase& c, AccumShape shape, Plan& p) {
+  if (c.dim < 1) return "invalid case: dim must be >= 1 (got " + std::to_string(c.dim) + ")";
+  if (c.rows < 0) return "invalid case: rows must be >= 0 (got " + std::to_string(c.rows) + ")";
+  if (c.rows > std::numeric_limits<std::int64_t>::max() / c.dim) return "invalid case: rows*dim overflows";
+  if (std::isnan(c.eps)) return "invalid case: eps is NaN";
+  if (c.eps < 0) return "invalid case: eps must be >= 0 (got " + std::to_string(c.eps) + ")";
+  if (std::isinf(c.eps)) return "invalid case: eps must be finite";
+  if (!is_storage_float(c.x_type))
+    return std::string("invalid case: x type must be f32, f16 or bf16 (got ") + rmsnorm::to_string(c.x_type) + ")";
+  const bool no_weight = c.convention == Convention::no_weight;
+  if (!no_weight && c.g_type != c.x_type && c.g_type != DType::f32)
+    return std::string("invalid case: g type must be the x type or f32 (got ") + rmsnorm::to_string(c.g_type) + ")";
+  if (c.quant == Quant::none) {
+    if (!is_storage_float(c.y_type))
+      return std::string("invalid case: y type must be f32, f16 or bf16 without quantization (got ") +
+             rmsnorm::to_string(c.y_type) + ")";
+    if (c.convention == Convention::llama && c.y_type != c.x_type)
+      return "invalid case: the llama convention writes y in the input type";
+  } else {
+    if (!rmsnorm::is_fp8(c.y_type))
+      return std::string("invalid case: FP8 quantization needs y type e4m3 or e5m2 (got ") +
+             rmsnorm::to_string(c.y_type) + ")";
+    if (c.convention == Convention::llama)
+      return "invalid case: the llama convention rounds y to the input type; it has no FP8 output";
+    if (c.quant == Quant::static_scale && !(std::isfinite(c.static_scale) && c.static_scale > 0))
+      return "invalid case: the static scale must be finite and > 0";
+  }
+  const std::int64_t n = c.rows * c.dim;
+  if (static_cast<std::int64_t>(c.x.size()) != n)
+    return "invalid case: x has " + std::to_string(c.x.size()) + " values, rows*dim = " + std::to_string(n);
+  if (!c.o.empty() && static_cast<std::int64_t>(c.o.size()) != n)
+    return "invalid case: o has " + std::to_string(c.o.size()) + " values, rows*dim = " + std::to_string(n);
+  if (no_weight) {
+    if (!c.g.empty() && static_cast<std::int64_t>(c.g.size()) != c.dim)
+      return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
+  } else if (static_cast<std::int64_t>(c.g.size()) != c.dim) {
+    return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
+  }
+  if (!representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
+  if (!representable(c.o, c.x_type)) return "invalid case: some o value is not representable in the x type";
+  if (!no_weight && !representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";
+
+  p.c = &c;
+  p.fused = !c.o.empty();
+  p.quant = c.quant != Quant::none;
+  p.dynamic = c.quant == Quant::dynamic_token || c.quant == Quant::per_block;
+  p.llama = c.convention == Convention::llama;
+  p.gemma = c.convention == Convention::gemma;
+  p.no_weight = no_weight;
+  p.gy = num::grid_of(c.y_type, p.quant ? rmsnorm::Overflow::saturate : rmsnorm::Overflow::ieee);
+  p.gx = num::grid_of(c.x_type, rmsnorm::Overflow::ieee);
+  p.g32 = num::grid_of(DType::f32, rmsnorm::Overflow::ieee);
+  p.eps32 = forward_relative_bound(shape, p.gemma ? Convention::gemma : Convention::standard);
+  p.eps_t = forward_relative_bound(shape, Convention::llama);
+  p.eps_r = rstd_relative_bound(shape);
+  if (p.quant) {
+    p.fp8_max = rmsnorm::Fp8Quant::max(c.y_type);
+    p.floor32 = rmsnorm::Fp8Quant::scale_floor(c.y_type);
+  }
+  if (c.quant == Quant::per_block) {
+    p.group_width = rmsnorm::kQuantGroup;
+    p.groups = rmsnorm::quant_groups(c.dim);
+  } else {
+    p.group_width = c.dim;
+    p.groups = 1;
+  }
+  p.w.assign(static_cast<std::size_t>(c.dim), 1.0);
+  if (!no_weight)
+    for (std::int64_t j = 0; j < c.dim; ++j)
+      p.w[j] = p.gemma ? 1.0 + static_cast<double>(c.g[j]) : static_cast<double>(c.g[j]);
+  p.w_rel = p.gemma ? 2 * num::kU53 : 0.0;
+  p.max_abs_w = 0;
+  for (double wj : p.w) p.max_abs_w = std::max(p.max_abs_w, std::fabs(wj));
+  return "";
+}
+
+namespace {
+
+// One row's state: its values, its domain, FP64 r and, on demand, the exact Q = S + D·eps.
+struct Row {
+  enum class Domain { normal, any, nan_out };
+  const Plan* p = nullptr;
+  std::int64_t index = 0;
+  std::vector<float> xs;  // the normalized input (RN_x(h + o) with fused add)
+  Domain domain = Domain::normal;
+  double r = 0, rel_r = 0, under = 0;
+  bool exact_ready = false;
+  Dyadic Q, Dd;
+
+  void ensure_exact() {
+    if (exact_ready) return;
+    // S = Σ x_j² on the fixed exponent 2^-298 (x = m·2^e with e ≥ -149, |m| < 2^24).
+    num::BigInt acc = 0;
+    for (float v : xs) {
+      if (v == 0) continue;
+      int ex = 0;
+      const float fr = std::frexp(v, &ex);
+      const std::int64_t m = static_cast<std::int64_t>(std::ldexp(fr, 24));
+      const int e = ex - 24;
+      num::BigInt sq = num::BigInt(m) * m;
+      acc += sq << (2 * e + 298);
+    }
+    Dd = Dyadic(static_cast<double>(p->c->dim));
+    Q = Dyadic(acc, -298) + Dd * Dyadic(static_cast<double>(p->c->eps));
+    exact_ready = true;
+  }
+  Dyadic exact_weight(std::int64_t j) const {
+    if (p->no_weight) return Dyadic(1.0);
+    if (p->gemma) return Dyadic(1.0) + Dyadic(static_cast<double>(p->c->g[j]));
+    return Dyadic(static_cast<double>(p->c->g[j]));
+  }
+  // N_j = x_j² w_j² D (with_weight = false: llama's t, w = 1).
+  Dyadic N(std::int64_t j, bool with_weight) {
+    ensure_exact();
+    const Dyadic x(static_cast<double>(xs[j]));
+    Dyadic n = x * x * Dd;
+    if (with_weight) {
+      const Dyadic w = exact_weight(j);
+      n = n * w * w;
+    }
+    return n;
+  }
+};
+
+// The rounding decision of Ziv's strategy: the FP64 enclosure [lo, hi] decides when both ends
+// round to the same grid point; otherwise (or always, in exact_only mode) the exact walk.
+template <typename Cmp>
+std::int64_t decide(const Grid& g, double lo, double hi, Evaluation mode, bool& fallback, Cmp&& cmp) {
+  const std::int64_t klo = num::rn_key(lo, g);
+  if (mode == Evaluation::fast && num::rn_key(hi, g) == klo) return klo;
+  fallback = true;
+  return num::rn_walk(g, klo, cmp);
+}
+
+// Outward enclosure of (|y|·A + B)/K from [ylo, yhi].
+ORACLE_INLINE void scaled(double ylo, double yhi, double A, double B, double K, double& lo, double& hi) {
+  lo = dn(ylo * A);
+  hi = up(yhi * A);
+  if (B != 0) { lo = dn(lo + B); hi = up(hi + B); }
+  if (K != 1) { lo = dn(lo / K); hi = up(hi / K); }
+}
+
+// RN_grid((|y_j|·A + B)/K) where |y_j| = sqrt(N/Q) (N given lazily).
+template <typename GetN>
+ORACLE_INLINE std::int64_t key_of(Row& row, const Grid& g, double ylo, double yhi, double A, double B, double K,
+                    Evaluation mode, bool& fallback, GetN&& getN) {
+  double lo, hi;
+  scaled(ylo, yhi, A, B, K, lo, hi);
+  const std::int64_t klo = num::rn_key(lo, g);
+  if (mode == Evaluation::fast && num::rn_key(hi, g) == klo) return klo;
+  fallback = true;
+  const Dyadic N = getN(), DA(A), DK(K), DB(B);
+  return num::rn_walk(g, klo, [&](double mid) {
+    return num::compare_sqrt_ratio(N, row.Q, DA, Dyadic(mid) * DK - DB);
+  });
+}
+
+// RN_grid of an exact dyadic value known to lie in [lo, hi].
+std::int64_t key_of_dyadic(const Grid& g, double lo, double hi, const Dyadic& v, Evaluation mode, bool& fallback) {
+  return decide(g, lo, hi, mode, fallback, [&](double mid) { return num::compare(v, Dyadic(mid)); });
+}
+
+// Fill a range acceptance from magnitude keys and the sign of the exact value.
+KeyAcceptance signed_range(std::int64_t klo, std::int64_t khi, std::int64_t kround, bool neg, const Grid& g,
+                           double exact_mag, bool fallback) {
+  KeyAcceptance a;
+  a.kind = Kind::range;
+  if (neg) { a.lo = -khi; a.hi = -klo; } else { a.lo = klo; a.hi = khi; }
+  a.rounded = num::bits_of_key(neg ? -kround : kround, g, neg);
+  a.exact = neg ? -exact_mag : exact_mag;
+  a.fallback = fallback;
+  return a;
+}
+
+KeyAcceptance signed_zero(bool neg, const Grid& g) {
+  KeyAcceptance a;
+  a.kind = Kind::exact_bits;
+  a.rounded = neg ? g.sign_bit : 0u;
+  a.exact = neg ? -0.0 : 0.0;
+  return a;
+}
+
+KeyAcceptance of_kind(Kind k, std::uint32_t rounded = 0, double exact = 0) {
+  KeyAcceptance a;
+  a.kind = k;
+  a.rounded = rounded;
+  a.exact = exact;
+  return a;
+}
+
+}  // namespace
+
+void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sink) {
+  const ForwardCase& c = *p.c;
+  const std::int64_t D = c.dim;
+  const std::int64_t base = ri * D;
+  const Evaluation mode = o.mode;
+  Row row;
+  row.p = &p;
+  row.index = ri;
+  row.xs.resize(static_cast<std::size_t>(D));
+
+  // The fused add: h' = RN_x(h + o). In FP64 the sum is rounded once more first; that double
+  // rounding is innocuous (53 ≥ 2p + 2 for p ≤ 24, and results in the x type's subnormal range
+  // are exact in FP64), so encode(h + o) is RN_x of the exact sum. exact_only recomputes it
+  // from the exact dyadic sum.
+  for (std::int64_t j = 0; j < D; ++j) {
+    if (!p.fused) { row.xs[j] = c.x[base + j]; continue; }
+    const float h = c.x[base + j], ov = c.o[base + j];
+    std::uint32_t bits;
+    const double sum = static_cast<double>(h) + static_cast<double>(ov);
+    if (mode == Evaluation::exact_only && std::isfinite(h) && std::isfinite(ov)) {
+      bool fb = false;
+      const Dyadic ex = Dyadic(static_cast<double>(h)) + Dyadic(static_cast<double>(ov));
+      const std::int64_t k = key_of_dyadic(p.gx, sum, sum, ex, mode, fb);
+      // An exact zero sum is +0 unless both addends are -0 (IEEE sum of zeros).
+      const bool negzero = (k == 0) && (ex.sign() < 0 || (ex.sign() == 0 && std::signbit(h) && std::signbit(ov)));
+      bits = num::bits_of_key(k, p.gx, negzero);
+    } else {
+      bits = rmsnorm::encode(sum, c.x_type);
+    }
+    sink.residual(ri, j, bits);
+    row.xs[j] = static_cast<float>(rmsnorm::decode(bits, c.x_type));
+  }
+
+  // Domain and FP64 r.
+  bool special = false;
+  double S = 0;
+  for (std::int64_t j = 0; j < D; ++j) {
+    const double v = row.xs[j];
+    if (!std::isfinite(v)) special = true;
+    S += v * v;
+  }
+  const double Dd = static_cast<double>(D);
+  const double rel_S = (Dd - 1) * num::kU53 * kSecondOrder;
+  const double rel_m = (Dd + 1) * num::kU53 * kSecondOrder;
+  const double m = S / Dd + static_cast<double>(c.eps);
+  if (special) {
+    row.domain = Row::Domain::any;
+  } else if (S == 0 && c.eps == 0) {
+    row.domain = Row::Domain::nan_out;  // 0·∞: every y is NaN, r = +inf
+  } else {
+    const double S_lo = dn(S * (1 - rel_S)), S_hi = up(S * (1 + rel_S));
+    bool over = S_lo > kFltMax;
+    if (!over && (S_hi > kFltMax || mode == Evaluation::exact_only) && S_hi > kFltMax / 2) {
+      row.ensure_exact();
+      const Dyadic Sx = row.Q - row.Dd * Dyadic(static_cast<double>(c.eps));
+      over = num::compare(Sx, Dyadic(kFltMax)) > 0;
+    }
+    if (over || m < kTinyMean) row.domain = Row::Domain::any;
+  }
+  if (row.domain == Row::Domain::normal) {
+    row.r = 1.0 / std::sqrt(m);
+    row.rel_r = ((Dd + 1) / 2 + 3) * num::kU53 * kSecondOrder;
+    // Kernel model: fp32 squares and the division by D can underflow, each by at most 2^-150
+    // absolutely, so m̂ errs by ≤ 2^-149 more and r by the relative 2^-150/m; 2^-149/m covers it.
+    row.under = up(0x1p-149 / dn(m * (1 - rel_m)));
+  }
+
+  // rstd: r̂ ∈ [RN32(r(1 − eps_r)), RN32(r(1 + eps_r))].
+  if (o.want_rstd) {
+    if (row.domain == Row::Domain::any) {
+      sink.rstd(ri, of_kind(Kind::any), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
+    } else if (row.domain == Row::Domain::nan_out) {
+      const double inf = std::numeric_limits<double>::infinity();
+      sink.rstd(ri, of_kind(Kind::exact_bits, 0x7f800000u, inf), inf, inf);
+    } else {
+      const double rel = row.rel_r + num::kU53;
+      const double rlo = dn(row.r * (1 - rel)), rhi = up(row.r * (1 + rel));
+      const double e = p.eps_r + row.under;
+      bool fb = false;
+      auto getN = [&] { row.ensure_exact(); return row.Dd; };  // r = sqrt(D/Q)
+      const std::int64_t kl = key_of(row, p.g32, rlo, rhi, dn(1 - e), 0, 1, mode, fb, getN);
+      const std::int64_t kh = key_of(row, p.g32, rlo, rhi, up(1 + e), 0, 1, mode, fb, getN);
+      const std::int64_t kr = key_of(row, p.g32, rlo, rhi, 1.0, 0, 1, mode, fb, getN);
+      sink.rstd(ri, signed_range(kl, kh, kr, false, p.g32, row.r, fb), rlo, rhi);
+    }
+  }
+
+  // Per-element FP64 enclosure of |y_j| (weighted) — or of |x_j| r for llama's t.
+  auto enclose = [&](std::int64_t j, bool with_weight, double& yd, double& ylo, double& yhi) __attribute__((always_inline)) {
+    const double P = with_weight ? std::fabs(static_cast<double>(row.xs[j]) * p.w[j]) : std::fabs(static_cast<double>(row.xs[j]));
+    yd = P * row.r;
+    const double rel = row.rel_r + (with_weight ? p.w_rel : 0.0) + 3 * num::kU53;
+    ylo = dn(yd * (1 - rel));
+    yhi = up(yd * (1 + rel));
+  };
+  auto y_negative = [&](std::int64_t j) {
+    const bool wneg = p.no_weight ? false : (p.gemma ? std::signbit(p.w[j]) : std::signbit(c.g[j]));
+    return std::signbit(row.xs[j]) != wneg;
+  };
+  // Absolute underflow slack of the kernel's y_j: (x·r)·w with fp32 products that may underflow
+  // (≤ 2^-150 each, the first scaled by |w|): 2^-148·(1 + |w|) covers both with room.
+  auto eta_of = [&](std::int64_t j) { return up(num::kEta * (1 + std::fabs(p.w[j]))); };
+
+  // --- FP8 scales (dynamic modes): exact s = max(amax / fp8_max, floor32) per group. ---
+  std::vector<double> s_used(static_cast<std::size_t>(p.groups), 1.0);  // the s q is judged with
+  std::vector<char> s_valid(static_cast<std::size_t>(p.groups), 1);
+  struct ExactScale { bool amax_branch = false; std::int64_t jstar = -1; double value = 0; };
+  std::vector<ExactScale> s_exact(static_cast<std::size_t>(p.groups));
+  if (p.quant && row.domain == Row::Domain::normal) {
+    for (std::int64_t b = 0; b < p.groups; ++b) {
+      ExactScale& es = s_exact[b];
+      if (!p.dynamic) { es.value = c.static_scale; continue; }
+      const std::int64_t j0 = b * p.group_width, j1 = std::min(D, j0 + p.group_width);
+      MagPair best;
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const MagPair mp = exact_mag(row.xs[j], p.no_weight ? 1.0f : c.g[j], c.convention);
+        if (es.jstar < 0 || mp.greater(best)) { best = mp; es.jstar = j; }
+      }
+      const double floorM = static_cast<double>(p.floor32) * p.fp8_max;  // exact: 24 + 3 bits
+      bool fb = false;
+      if (best.hi > 0) {
+        double yd, ylo, yhi;
+        enclose(es.jstar, true, yd, ylo, yhi);
+        if (mode == Evaluation::fast && ylo > floorM) es.amax_branch = true;
+        else if (mode == Evaluation::fast && yhi < floorM) es.amax_branch = false;
+        else {
+          fb = true;
+          es.amax_branch = num::compare_sqrt_ratio(row.N(es.jstar, true), row.Q, Dyadic(1.0), Dyadic(floorM)) > 0;
+        }
+        es.value = es.amax_branch ? yd / p.fp8_max : p.floor32;
+      } else {
+        es.value = p.floor32;
+      }
+      // The kernel's s = max(amax̂/max, floor): amax̂ within eps32 (relative) of amax, one more
+      // rounding for the division → s within (eps32 + u) of the exact s (max is monotone).
+      // (The absolute slack of y is irrelevant here: the amax branch needs amax > 2^-9.)
+      const double e = p.eps32 + row.under + num::kU;
+      auto scale_key = [&](double A) -> std::int64_t {
+        if (es.amax_branch) {
+          double yd, ylo, yhi;
+          enclose(es.jstar, true, yd, ylo, yhi);
+          return key_of(row, p.g32, ylo, yhi, A, 0, p.fp8_max, mode, fb, [&] { return row.N(es.jstar, true); });
+        }
+        const Dyadic v = Dyadic(static_cast<double>(p.floor32)) * Dyadic(A);
+        return key_of_dyadic(p.g32, dn(p.floor32 * A), up(p.floor32 * A), v, mode, fb);
+      };
+      const std::int64_t kl = scale_key(dn(1 - e)), kh = scale_key(up(1 + e)), kr = scale_key(1.0);
+      const KeyAcceptance acc = signed_range(kl, kh, kr, false, p.g32, es.value, fb);
+      if (o.want_scale) sink.scale(ri, b, acc);
+      double s = rmsnorm::decode(acc.rounded, DType::f32);
+      if (o.kernel_scale) {
+        const std::size_t idx = static_cast<std::size_t>(ri * p.groups + b);
+        s = idx < o.kernel_scale->size() ? static_cast<double>((*o.kernel_scale)[idx]) : std::numeric_limits<double>::quiet_NaN();
+      }
+      s_used[b] = s;
+      s_valid[b] = std::isfinite(s) && s > 0;
+    }
+  } else if (p.quant && p.dynamic && o.want_scale) {
+    for (std::int64_t b = 0; b < p.groups; ++b) sink.scale(ri, b, of_kind(Kind::any));
+  }
+  if (p.quant && !p.dynamic) { s_used.assign(1, c.static_scale); }
+
+  if (!o.want_y) return;
+  const Grid& gy = p.gy;
+  thread_local std::vector<KeyAcceptance> ys;
+  ys.resize(static_cast<std::size_t>(D));
+  // The hot path (a plain forward in a normal row, fast mode): the same enclosures and keys as
+  // the general loop below, with the per-row constants hoisted; any element whose enclosures
+  // straddle a boundary is left to the general loop (marked by `pending`).
+  thread_local std::vector<char> pending;
+  pending.assign(static_cast<std::size_t>(D), 1);
+  if (row.domain == Row::Domain::normal && !p.llama && !p.quant && mode == Evaluation::fast) {
+    const Grid g = gy;
+    const double r = row.r;
+    const double rel = row.rel_r + p.w_rel + 3 * num::kU53;
+    const double below = 1 - rel, above = 1 + rel;
+    const double e = p.eps32 + row.under;
+    const double A_lo = dn(1 - e), A_hi = up(1 + e);
+    // Where η_j ≤ |y_j|·2^-58, the absolute η folds into a relative factor 1 ∓ 2^-58: then each
+    // acceptance end is yd times one precomputed constant (rounded outward once here and once
+    // per element). Below that magnitude the general loop keeps η explicit.
+    const double y_min = up(num::kEta * (1 + p.max_abs_w)) * 0x1p60;
+    const double cL_lo = dn(dn(dn(below * A_lo)) * (1 - 0x1p-58)), cL_hi = up(up(above * A_lo));
+    const double cH_lo = dn(below * A_hi), cH_hi = up(up(up(above * A_hi)) * (1 + 0x1p-58));
+    const float* xs = row.xs.data();
+    const double* w = p.w.data();
+    const bool wsign = !p.no_weight && !p.gemma;
+    const float* gf = wsign ? c.g.data() : nullptr;
+    KeyAcceptance* out = ys.data();
+    char* todo = pending.data();
+    for (std::int64_t j = 0; j < D; ++j) {
+      const double P = std::fabs(static_cast<double>(xs[j]) * w[j]);
+      const double yd = P * r;
+      if (!(yd >= y_min)) continue;  // zero or tiny: general loop
+      const std::int64_t kr = num::rn_key(dn(yd * below), g);
+      if (num::rn_key(up(yd * above), g) != kr) continue;
+      const std::int64_t kl = num::rn_key(dn(yd * cL_lo), g);
+      if (num::rn_key(up(yd * cL_hi), g) != kl) continue;
+      const std::int64_t kh = num::rn_key(dn(yd * cH_lo), g);
+      if (num::rn_key(up(yd * cH_hi), g) != kh) continue;
+      const bool neg = std::signbit(xs[j]) != (wsign ? std::signbit(gf[j]) : std::signbit(w[j]));
+      KeyAcceptance& a = out[j];
+      a.kind = Kind::range;
+      a.lo = neg ? -kh : kl;
+      a.hi = neg ? -kl : kh;
+      a.rounded = (neg ? g.sign_bit : 0u) | static_cast<std::uint32_t>(kr);
+      a.exact = neg ? -yd : yd;
+      a.fallback = false;
+      todo[j] = 0;
+    }
+  }
+  for (std::int64_t j = 0; j < D; ++j) {
+    if (!pending[static_cast<std::size_t>(j)]) continue;
+    if (row.domain == Row::Domain::any) { ys[j] = (of_kind(Kind::any)); continue; }
+    if (row.domain == Row::Domain::nan_out) {
+      ys[j] = (of_kind(Kind::nan_only, rmsnorm::traits_of(c.y_type).nan_bits,
+                            std::numeric_limits<double>::quiet_NaN()));
+      continue;
+    }
+    const float xj = row.xs[j];
+    const bool neg = y_negative(j);
+    const bool zero = xj == 0 || p.w[j] == 0;
+
+    if (p.llama) {
+      // t = RN_in(x·r) ∈ [RN_in(x r(1 − eps_t) − η), RN_in(x r(1 + eps_t) + η)] (magnitudes),
+      // then y = RN_in(t·g) with one fp32 rounding of the product: u more, η more.
+      if (zero) { ys[j] = (signed_zero(neg, gy)); continue; }
+      double td, tlo, thi;
+      enclose(j, false, td, tlo, thi);
+      bool fb = false;
+      const double e = p.eps_t + row.under;
+      auto getN = [&] { return row.N(j, false); };
+      const std::int64_t ktl = key_of(row, p.gx, tlo, thi, dn(1 - e), -num::kEta, 1, mode, fb, getN);
+      const std::int64_t kth = key_of(row, p.gx, tlo, thi, up(1 + e), num::kEta, 1, mode, fb, getN);
+      const std::int64_t ktr = key_of(row, p.gx, tlo, thi, 1.0, 0, 1, mode, fb, getN);
+      const double ag = std::fabs(static_cast<double>(c.g[j]));
+      auto y_key = [&](std::int64_t kt, double factor, double B) {
+        const double pv = num::value_of_key(kt, p.gx) * ag;  // exact (≤ 24 + 24 bits)
+        const double lo = dn(dn(pv * factor) + B), hi = up(up(pv * factor) + B);
+        const Dyadic v = Dyadic(pv) * Dyadic(factor) + Dyadic(B);
+        return key_of_dyadic(gy, lo, hi, v, mode, fb);
+      };
+      const std::int64_t kl = y_key(ktl, 1 - num::kU, -num::kEta);
+      const std::int64_t kh = y_key(kth, 1 + num::kU, num::kEta);
+      const double pr = num::value_of_key(ktr, p.gx) * ag;  // exact, so one RN is exact
+      const std::int64_t kr = num::rn_key(pr, gy);
+      ys[j] = (signed_range(kl, kh, kr, neg, gy, pr, fb));
+      continue;
+    }
+
+    if (zero) { ys[j] = (signed_zero(neg, gy)); continue; }
+    double yd, ylo, yhi;
+    enclose(j, true, yd, ylo, yhi);
+    bool fb = false;
+    auto getN = [&] { return row.N(j, true); };
+    const double eta = eta_of(j);
+    if (!p.quant) {
+      // ŷ ∈ [RN_out(|y|(1 − eps32) − η), RN_out(|y|(1 + eps32) + η)], signed by y.
+      const double e = p.eps32 + row.under;
+      const std::int64_t kl = key_of(row, gy, ylo, yhi, dn(1 - e), -eta, 1, mode, fb, getN);
+      const std::int64_t kh = key_of(row, gy, ylo, yhi, up(1 + e), eta, 1, mode, fb, getN);
+      const std::int64_t kr = key_of(row, gy, ylo, yhi, 1.0, 0, 1, mode, fb, getN);
+      ys[j] = (signed_range(kl, kh, kr, neg, gy, yd, fb));
+      continue;
+    }
+    // FP8: q judged with the scale s in use: q ∈ [RN8sat(|y|(1 − eps32 − 2u)/s − η/s), ...];
+    // 2u: the division by s (or a reciprocal and a product).
+    const std::int64_t b = j / p.group_width;
+    if (!s_valid[b]) { ys[j] = (of_kind(Kind::any)); continue; }  // the scale itself fails
+    const double s = s_used[b];
+    const double e = p.eps32 + row.under + 2 * num::kU;
+    const std::int64_t kl = key_of(row, gy, ylo, yhi, dn(1 - e), -eta, s, mode, fb, getN);
+    const std::int64_t kh = key_of(row, gy, ylo, yhi, up(1 + e), eta, s, mode, fb, getN);
+    std::int64_t kr;
+    double exact_q = yd / s;
+    const ExactScale& es = s_exact[b];
+    if (o.q_against_exact_scale && p.dynamic && es.amax_branch) {
+      // y_j / s_exact = max · |x_j w_j| / |x* w*|: a ratio of dyadics, r cancels.
+      const std::int64_t js = es.jstar;
+      const double Pj = std::fabs(static_cast<double>(xj) * p.w[j]);
+      const double Ps = std::fabs(static_cast<double>(row.xs[js]) * p.w[js]);
+      const double v = p.fp8_max * Pj / Ps;
+      const double rel = 2 * p.w_rel + 3 * num::kU53;
+      Dyadic xwj = Dyadic(static_cast<double>(xj)) * row.exact_weight(j);
+      Dyadic xws = Dyadic(static_cast<double>(row.xs[js])) * row.exact_weight(js);
+      if (xwj.sign() < 0) xwj = -xwj;
+      if (xws.sign() < 0) xws = -xws;
+      const Dyadic num_ = Dyadic(p.fp8_max) * xwj;
+      kr = decide(gy, dn(v * (1 - rel)), up(v * (1 + rel)), mode, fb,
+                  [&](double mid) { return num::compare(num_, Dyadic(mid) * xws); });
+      exact_q = v;
+    } else {
+      const double sq = (o.q_against_exact_scale && p.dynamic) ? static_cast<double>(p.floor32) : s;
+      kr = key_of(row, gy, ylo, yhi, 1.0, 0, sq, mode, fb, getN);
+      exact_q = yd / sq;
+    }
+    ys[j] = (signed_range(kl, kh, kr, neg, gy, exact_q, fb));
+  }
+  sink.y_row(ri, ys.data());
+}
+
+}  // namespace fwd
+}  // namespace oracle

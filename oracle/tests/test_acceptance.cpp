@@ -1,0 +1,235 @@
+// Correct-by-construction results pass, and results one grid step outside the accepted range
+// fail: the oracle's acceptance sets are neither empty nor loose at their ends.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "harness/catch.h"
+#include "oracle/oracle.h"
+#include "oracle_test_cases.h"
+
+using namespace oracle;
+using oracle_test::backward_case;
+using oracle_test::forward_case;
+using oracle_test::next_down;
+using oracle_test::next_up;
+using oracle_test::rounded_result;
+using rmsnorm::Convention;
+using rmsnorm::DType;
+using rmsnorm::Quant;
+
+namespace {
+std::uint32_t fbits(float f) { std::uint32_t b; std::memcpy(&b, &f, 4); return b; }
+float bitsf(std::uint32_t b) { float f; std::memcpy(&f, &b, 4); return f; }
+const AccumShape kShape{16, 8};
+}  // namespace
+
+TEST_CASE("correctly rounded outputs pass and are counted as correctly rounded", "[oracle][acceptance]") {
+  const DType types[] = {DType::bf16, DType::f16, DType::f32};
+  const Convention convs[] = {Convention::standard, Convention::gemma, Convention::no_weight, Convention::llama};
+  const std::int64_t dims[] = {1, 7, 33, 1025};
+  std::uint64_t seed = 1;
+  for (DType t : types)
+    for (Convention cv : convs)
+      for (std::int64_t D : dims) {
+        const ForwardCase c = forward_case(seed++, 6, D, t, t == DType::f32 ? DType::f32 : t, cv);
+        const Verdict v = check_forward(c, rounded_result(c), kShape);
+        CAPTURE(rmsnorm::to_string(t), rmsnorm::to_string(cv), D, v.first_failure, v.error);
+        REQUIRE(v.pass);
+        CHECK(v.profile.failures == 0);
+        CHECK(v.profile.correctly_rounded == v.profile.elements);
+        CHECK(v.profile.elements == 6 * D + 6);  // y and rstd
+        CHECK(v.profile.max_ulp <= 0.5);
+        CHECK(v.profile.max_err_over_bound <= 1.0);
+      }
+}
+
+TEST_CASE("the ends of every accepted range pass and one step beyond fails", "[oracle][acceptance]") {
+  for (Convention cv : {Convention::standard, Convention::llama, Convention::gemma}) {
+    const ForwardCase c = forward_case(77, 4, 37, DType::bf16, DType::bf16, cv);
+    const ForwardAcceptance acc = forward_acceptance(c, kShape);
+    REQUIRE(acc.error.empty());
+    const ForwardResult good = rounded_result(c);
+    for (std::size_t k = 0; k < acc.y.size(); k += 5) {
+      const Acceptance& a = acc.y[k];
+      if (a.kind != Acceptance::Kind::range) continue;
+      ForwardResult r = good;
+      r.y[k] = a.hi;
+      CHECK(check_forward(c, r, kShape).pass);
+      r.y[k] = a.lo;
+      CHECK(check_forward(c, r, kShape).pass);
+      r.y[k] = next_up(a.hi, DType::bf16);
+      Verdict v = check_forward(c, r, kShape);
+      CHECK_FALSE(v.pass);
+      const std::string where = "y[" + std::to_string(k / 37) + "," + std::to_string(k % 37) + "]";
+      CHECK(v.first_failure.rfind(where, 0) == 0);
+      CHECK(v.profile.failures == 1);
+      CHECK(v.profile.max_err_over_bound > 1.0);
+      r.y[k] = next_down(a.lo, DType::bf16);
+      CHECK_FALSE(check_forward(c, r, kShape).pass);
+    }
+  }
+}
+
+TEST_CASE("the accepted range is within one ulp of the exact value at bf16", "[oracle][acceptance]") {
+  const ForwardCase c = forward_case(5, 8, 4096, DType::bf16, DType::bf16);
+  const ForwardAcceptance acc = forward_acceptance(c, AccumShape{16, 8});
+  for (const Acceptance& a : acc.y) {
+    REQUIRE(a.kind == Acceptance::Kind::range);
+    // Keys: magnitude bits signed by the sign bit order bf16 values.
+    auto key = [](std::uint32_t b) { return (b & 0x8000u) ? -static_cast<int>(b & 0x7fffu) : static_cast<int>(b); };
+    REQUIRE(key(a.lo) <= key(a.rounded));
+    REQUIRE(key(a.rounded) <= key(a.hi));
+    REQUIRE(key(a.hi) - key(a.lo) <= 1);  // RN(y) and at most one neighbour
+    REQUIRE(std::fabs(rmsnorm::decode(a.rounded, DType::bf16) - a.exact) <= std::ldexp(1.0, std::ilogb(a.exact) - 8));
+  }
+}
+
+TEST_CASE("rstd: RN32 passes, one fp32 step outside the bound fails", "[oracle][acceptance]") {
+  const ForwardCase c = forward_case(9, 3, 100, DType::f32, DType::f32);
+  const ForwardAcceptance acc = forward_acceptance(c, kShape);
+  ForwardResult r = rounded_result(c);
+  REQUIRE(check_forward(c, r, kShape).pass);
+  r.rstd[1] = bitsf(next_up(acc.rstd[1].hi, DType::f32));
+  const Verdict v = check_forward(c, r, kShape);
+  CHECK_FALSE(v.pass);
+  CHECK(v.first_failure.rfind("rstd[1,0]", 0) == 0);
+}
+
+TEST_CASE("zero outputs carry the exact sign", "[oracle][acceptance]") {
+  ForwardCase c = forward_case(3, 1, 4, DType::bf16, DType::bf16);
+  c.x[1] = -0.0f;
+  c.g[1] = 2.0f;
+  c.x[2] = 0.0f;
+  c.g[2] = -1.0f;
+  ForwardResult r = rounded_result(c);
+  CHECK(r.y[1] == 0x8000u);
+  CHECK(r.y[2] == 0x8000u);
+  REQUIRE(check_forward(c, r, kShape).pass);
+  r.y[1] = 0x0000u;
+  CHECK_FALSE(check_forward(c, r, kShape).pass);
+}
+
+TEST_CASE("fused add: the residual must be RN_x(h + o) bitwise, y is rmsnorm of it", "[oracle][acceptance]") {
+  ForwardCase c = forward_case(11, 5, 129, DType::bf16, DType::bf16);
+  std::mt19937_64 rng(12);
+  c.o = oracle_test::random_values(rng, DType::bf16, c.rows * c.dim, 0.01);
+  ForwardResult r = rounded_result(c);
+  for (std::size_t k = 0; k < r.h.size(); ++k)
+    REQUIRE(r.h[k] == rmsnorm::encode(static_cast<double>(c.x[k]) + c.o[k], DType::bf16));
+  REQUIRE(check_forward(c, r, kShape).pass);
+  // Equal to add-then-norm done separately.
+  ForwardCase separate = c;
+  separate.o.clear();
+  for (std::size_t k = 0; k < r.h.size(); ++k) separate.x[k] = static_cast<float>(rmsnorm::decode(r.h[k], DType::bf16));
+  CHECK(forward_rounded(separate) == r.y);
+  ForwardResult bad = r;
+  bad.h[70] ^= 1u;
+  const Verdict v = check_forward(c, bad, kShape);
+  CHECK_FALSE(v.pass);
+  CHECK(v.first_failure.rfind("h[0,70]", 0) == 0);
+}
+
+TEST_CASE("FP8 static, per token and per block: exact answers pass, bad scales fail", "[oracle][acceptance][fp8]") {
+  for (DType q : {DType::e4m3, DType::e5m2})
+    for (Quant mode : {Quant::static_scale, Quant::dynamic_token, Quant::per_block}) {
+      ForwardCase c = forward_case(21, 4, 300, DType::bf16, DType::bf16);  // 3 groups, last has 44
+      c.y_type = q;
+      c.quant = mode;
+      c.static_scale = static_cast<float>(1.0 / rmsnorm::Fp8Quant::max(q));  // |y| > 1 saturates
+      for (std::int64_t j = 0; j < c.dim; ++j) c.x[2 * c.dim + j] = 0.0f;  // an all-zero row
+      const ForwardResult r = rounded_result(c);
+      const Verdict v = check_forward(c, r, kShape);
+      CAPTURE(rmsnorm::to_string(q), rmsnorm::to_string(mode), v.first_failure, v.error);
+      REQUIRE(v.pass);
+      const double fmax = rmsnorm::Fp8Quant::max(q);
+      if (mode == Quant::static_scale) {
+        // y/s reaches well above the FP8 maximum: saturated, never NaN or inf.
+        bool saturated = false;
+        for (std::uint32_t b : r.y) saturated |= std::fabs(rmsnorm::decode(b, q)) == fmax;
+        CHECK(saturated);
+        continue;
+      }
+      const std::int64_t groups = mode == Quant::per_block ? 3 : 1;
+      REQUIRE(static_cast<std::int64_t>(r.scale.size()) == 4 * groups);
+      // The zero row has the floor scale and q = 0.
+      CHECK(r.scale[2 * groups] == rmsnorm::Fp8Quant::scale_floor(q));
+      for (std::int64_t j = 0; j < c.dim; ++j) CHECK(rmsnorm::decode(r.y[2 * c.dim + j], q) == 0.0);
+      // Each group's amax maps to ±max.
+      bool hit_max = false;
+      for (std::int64_t j = 0; j < c.dim; ++j) hit_max |= std::fabs(rmsnorm::decode(r.y[j], q)) == fmax;
+      CHECK(hit_max);
+      ForwardResult bad = r;
+      bad.scale[0] *= 1.01f;
+      CHECK_FALSE(check_forward(c, bad, kShape).pass);
+      bad = r;
+      bad.scale[1] = std::numeric_limits<float>::quiet_NaN();
+      const Verdict vn = check_forward(c, bad, kShape);
+      CHECK_FALSE(vn.pass);
+      CHECK(vn.first_failure.find("scale[") == 0);
+    }
+}
+
+TEST_CASE("eps = 0 and an all-zero row: only NaN is accepted, rstd is +inf", "[oracle][acceptance]") {
+  ForwardCase c = forward_case(31, 2, 8, DType::bf16, DType::bf16, Convention::standard, 0.0f);
+  for (int j = 0; j < 8; ++j) c.x[j] = 0.0f;
+  ForwardResult r = rounded_result(c);
+  CHECK(std::isinf(r.rstd[0]));
+  for (int j = 0; j < 8; ++j) CHECK(std::isnan(rmsnorm::decode(r.y[j], DType::bf16)));
+  REQUIRE(check_forward(c, r, kShape).pass);
+  r.y[3] = 0;
+  const Verdict v = check_forward(c, r, kShape);
+  CHECK_FALSE(v.pass);
+  CHECK(v.first_failure.find("only NaN") != std::string::npos);
+}
+
+TEST_CASE("a NaN input row accepts anything; the other rows are still judged", "[oracle][acceptance]") {
+  ForwardCase c = forward_case(41, 3, 16, DType::f16, DType::f16);
+  c.x[1 * 16 + 5] = std::numeric_limits<float>::quiet_NaN();
+  ForwardResult r = rounded_result(c);
+  for (int j = 0; j < 16; ++j) r.y[16 + j] = 0x1234;  // garbage in the NaN row
+  r.rstd[1] = 7.0f;
+  const Verdict v = check_forward(c, r, kShape);
+  CHECK(v.pass);
+  CHECK(v.profile.elements == 2 * 16 + 2);
+  r.y[2 * 16 + 3] = next_up(r.y[2 * 16 + 3], DType::f16);
+  r.y[2 * 16 + 3] = next_up(r.y[2 * 16 + 3], DType::f16);
+  CHECK_FALSE(check_forward(c, r, kShape).pass);
+}
+
+TEST_CASE("backward: correctly rounded dx and dg pass; one step beyond the bound fails", "[oracle][acceptance][backward]") {
+  for (Convention cv : {Convention::standard, Convention::gemma, Convention::no_weight})
+    for (std::int64_t D : {1, 7, 1025}) {
+      BackwardCase c = backward_case(51 + D, 5, D, DType::bf16, DType::bf16, cv);
+      const BackwardResult r = backward_rounded(c);
+      const Verdict v = check_backward(c, r, kShape, AccumShape{1, 5});
+      CAPTURE(rmsnorm::to_string(cv), D, v.first_failure, v.error);
+      REQUIRE(v.pass);
+      CHECK(v.profile.correctly_rounded == v.profile.elements);
+      const BackwardAcceptance acc = backward_acceptance(c, kShape, AccumShape{1, 5});
+      BackwardResult bad = r;
+      bad.dx[D / 2] = next_up(acc.dx[D / 2].hi, DType::bf16);
+      CHECK_FALSE(check_backward(c, bad, kShape, AccumShape{1, 5}).pass);
+      if (!r.dg.empty()) {
+        bad = r;
+        bad.dg[0] = fbits(bitsf(acc.dg[0].lo) == 0 ? -1e-30f : bitsf(next_down(acc.dg[0].lo, DType::f32)));
+        CHECK_FALSE(check_backward(c, bad, kShape, AccumShape{1, 5}).pass);
+      }
+    }
+}
+
+TEST_CASE("backward: a sum instead of the mean in c is caught", "[oracle][acceptance][backward]") {
+  BackwardCase c = backward_case(61, 3, 64, DType::f32, DType::f32);
+  BackwardResult wrong;
+  for (std::int64_t r = 0; r < c.rows; ++r) {
+    double T = 0;
+    const double rs = c.rstd[r];
+    for (std::int64_t j = 0; j < c.dim; ++j) T += c.dy[r * 64 + j] * c.g[j] * c.x[r * 64 + j] * rs;
+    for (std::int64_t i = 0; i < c.dim; ++i)
+      wrong.dx.push_back(rmsnorm::encode(rs * (c.dy[r * 64 + i] * c.g[i] - c.x[r * 64 + i] * rs * T), DType::f32));
+  }
+  const Verdict v = check_backward(c, wrong, kShape, AccumShape{1, 2});
+  CHECK_FALSE(v.pass);
+  CHECK(v.first_failure.rfind("dx[0,", 0) == 0);
+}

@@ -1,0 +1,76 @@
+// The suite proves it can fail (SPEC §6): every property runs, with the default budget, against
+// every registered mutant; each mutant must be killed by at least one property, and the kill
+// matrix and one shrunk replay line per kill are printed.
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "budget.h"
+#include "harness/catch.h"
+#include "rc_support.h"
+#include "rmsnorm/variant.h"
+
+namespace {
+
+void kill_matrix(rmsnorm::Memory where) {
+  const int cases = properties::cases_for(false);
+  std::vector<const rmsnorm::Variant*> mutants;
+  for (const rmsnorm::Variant& v : rmsnorm::registry())
+    if (v.is_mutant() && v.memory == where) mutants.push_back(&v);
+  if (mutants.empty()) FAIL("no " << (where == rmsnorm::Memory::host ? "host" : "CUDA") << " mutants registered");
+  std::string matrix = "kill matrix (K killed, . survived, - not applicable):\n";
+  std::string header = "                                      ";
+  for (const auto& p : properties::catalog())
+    if (!p.oracle_only) {
+      char col[8];
+      std::snprintf(col, sizeof col, "%-4s", p.id.c_str());
+      header += col;
+    }
+  matrix += header + "\n";
+  std::vector<std::string> survivors;
+  for (const rmsnorm::Variant* m : mutants) {
+    char name[48];
+    std::snprintf(name, sizeof name, "%-38s", m->name.c_str());
+    std::string row = name;
+    int kills = 0;
+    for (const auto& p : properties::catalog()) {
+      if (p.oracle_only) continue;
+      if (!properties::applies(p, *m)) {
+        row += "-   ";
+        continue;
+      }
+      const properties::RunReport r =
+          properties::run_property(p, m, cases, properties::property_seed(p.id, m->name));
+      if (r.failed) {
+        ++kills;
+        row += "K   ";
+        std::cout << m->name << " killed by " << p.id << " after " << r.checked << " passing cases: " << r.failure
+                  << "\n  REPRODUCE: " << r.reproduce << std::endl;
+      } else {
+        row += ".   ";
+      }
+    }
+    matrix += row + "\n";
+    if (kills == 0) survivors.push_back(m->name);
+  }
+  std::cout << matrix << std::flush;
+  INFO(matrix);
+  for (const std::string& s : survivors) {
+    INFO("mutant survived every property: " << s);
+    CHECK(false);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every host mutant is killed by some property within the default budget", "[mutants][slow]") {
+  kill_matrix(rmsnorm::Memory::host);
+}
+
+TEST_CASE("every CUDA mutant is killed by some property within the default budget", "[mutants][gpu]") {
+  const rmsnorm::Status s = rmsnorm::device_status();
+  if (!s.ok()) FAIL("GPU mutants not run: " << s.reason);
+  kill_matrix(rmsnorm::Memory::device);
+}

@@ -1,0 +1,201 @@
+// The property suite: P1–P19 of SPEC §5, each a Catch2 test whose name states the invariant,
+// run against every registered product variant that supports one of its ops — host variants
+// always ([property]), CUDA variants when a device is usable ([property][gpu]); [slow] runs the
+// big budget. Each failure prints the shrunk case as one replayable line (REPRODUCE: ...).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "budget.h"
+#include "harness/catch.h"
+#include "rc_support.h"
+#include "rmsnorm/variant.h"
+
+namespace {
+
+using properties::PropertyInfo;
+using rmsnorm::Memory;
+
+enum class Budget { standard, slow };
+
+void run_on(const char* id, Memory where, Budget budget) {
+  const PropertyInfo* p = properties::find_property(id);
+  REQUIRE(p != nullptr);
+  if (where == Memory::device) {
+    const rmsnorm::Status s = rmsnorm::device_status();
+    // Never a silent pass: without a device the GPU instantiation fails with its reason (ctest's
+    // gpu entry never gets here: the shared main exits 77 "skipped" first).
+    if (!s.ok()) FAIL("GPU property not run: " << s.reason);
+  }
+  const int cases = properties::cases_for(budget == Budget::slow);
+  if (p->oracle_only) {
+    const properties::RunReport r = properties::run_property(*p, nullptr, cases, properties::property_seed(id, "oracle"));
+    std::cout << properties::describe(r, true) << std::endl;
+    INFO(properties::describe(r, false));
+    CHECK_FALSE(r.failed);
+    CHECK(r.checked > 0);
+    return;
+  }
+  int variants = 0;
+  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+    if (v.is_mutant() || v.memory != where || !properties::applies(*p, v)) continue;
+    ++variants;
+    const properties::RunReport r = properties::run_property(*p, &v, cases, properties::property_seed(id, v.name));
+    std::cout << properties::describe(r, true) << std::endl;
+    INFO(properties::describe(r, false));
+    CHECK_FALSE(r.failed);
+    // A variant that checked nothing was not tested: say so instead of passing.
+    CHECK(r.checked > 0);
+  }
+  if (variants == 0) FAIL("no registered " << (where == Memory::host ? "host" : "CUDA") << " variant supports " << id);
+}
+
+}  // namespace
+
+// Default and slow budgets on the host variants, default budget on the CUDA variants.
+#define RMSNORM_PROPERTY(ID, INVARIANT)                                                         \
+  TEST_CASE(ID ": " INVARIANT, "[property]") { run_on(ID, Memory::host, Budget::standard); }    \
+  TEST_CASE(ID " (slow budget): " INVARIANT, "[property][slow]") { run_on(ID, Memory::host, Budget::slow); } \
+  TEST_CASE(ID " (CUDA variants): " INVARIANT, "[property][gpu]") { run_on(ID, Memory::device, Budget::standard); }
+
+RMSNORM_PROPERTY("P1", "forward outputs lie in the oracle's acceptance set for every type, width, shape and layout")
+RMSNORM_PROPERTY("P2", "backward dx and dg lie within their magnitude-weighted bounds")
+RMSNORM_PROPERTY("P4", "scaling x by 2^k and eps by 4^k leaves y bitwise unchanged and scales r by 2^-k")
+RMSNORM_PROPERTY("P5", "eps sits inside the square root: eps-dominated rows match the exact answer")
+RMSNORM_PROPERTY("P6", "a zero row gives y = 0 and dx = dy*g/sqrt(eps), never NaN for eps > 0")
+RMSNORM_PROPERTY("P7", "fp16 inputs of +-300 up to 65504 give finite outputs (squares in fp32)")
+RMSNORM_PROPERTY("P8", "strided rows with poisoned gaps and misaligned bases give accepted outputs and untouched gaps")
+RMSNORM_PROPERTY("P9", "every width residue mod 8 (and mod 128 for per-block FP8) is handled by the tail")
+RMSNORM_PROPERTY("P10", "x.dx equals eps*r^3*sum(g dy x) (r*S*(1 - r^2 m) for the stored r) within its bound")
+RMSNORM_PROPERTY("P11", "outputs are bitwise identical run to run and a row alone equals the row inside a batch")
+RMSNORM_PROPERTY("P12", "with a different gamma per channel over many tokens dg sums each column over the tokens")
+RMSNORM_PROPERTY("P13", "fused add equals add then norm bitwise and writes the residual RN(h + o)")
+RMSNORM_PROPERTY("P14", "FP8 saturates at the format's max, zero rows give q = 0 with finite scales, per-block groups are exact")
+RMSNORM_PROPERTY("P15", "no poisoned byte before, after or between the rows of any buffer is ever written")
+RMSNORM_PROPERTY("P16", "NaN and Inf in a row reach only that row")
+RMSNORM_PROPERTY("P17", "invalid arguments return the contract's status with a reason and touch no buffer")
+RMSNORM_PROPERTY("P19", "in place (y = x, dx = dy) equals out of place bitwise")
+
+// P3 checks the oracle itself: no variant, no GPU instantiation.
+TEST_CASE("P3: the oracle's gradient equals central differences of its forward", "[property]") {
+  run_on("P3", Memory::host, Budget::standard);
+}
+TEST_CASE("P3 (slow budget): the oracle's gradient equals central differences of its forward", "[property][slow]") {
+  run_on("P3", Memory::host, Budget::slow);
+}
+
+// P18 moves 4 GiB per case on the host: slow suite there; on the GPU it is part of the default.
+TEST_CASE("P18 (slow, host): 64-bit offsets: rows beyond 2^31 elements from the base are read and written correctly",
+          "[property][slow]") {
+  run_on("P18", Memory::host, Budget::standard);
+}
+TEST_CASE("P18 (CUDA variants): 64-bit offsets: rows beyond 2^31 elements from the base are read and written correctly",
+          "[property][gpu]") {
+  run_on("P18", Memory::device, Budget::standard);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The seed's worked examples (P2/P3/P5/P6/P7 examples), in the case-file syntax, on every
+// product variant that supports their op and on the oracle.
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+const char* const kExamples[] = {
+    // Forward: x = [1,2,3,4], g = 1, eps = 0: r = 1/sqrt(7.5).
+    "op=forward;dim=4;x_type=f32;g_type=f32;eps=0;x=1,2,3,4;g=1,1,1,1;"
+    "expect.y=0.365148,0.730297,1.095445,1.460593;expect.rstd=0.365148;expect.tol=1e-6",
+    // Exercise 1 forward: x = [1,2], g = [1,2], eps = 0.
+    "op=forward;dim=2;x_type=f32;g_type=f32;eps=0;x=1,2;g=1,2;expect.y=0.632456,2.529822;expect.tol=1e-6",
+    // Exercise 1 backward: dy = [3,-1]: dx = [2.023858, -1.011929], dg = [1.897367, -1.264911].
+    "op=backward;dim=2;x_type=f32;g_type=f32;eps=0;x=1,2;g=1,2;dy=3,-1;"
+    "expect.dx=2.023858,-1.011929;expect.dg=1.897367,-1.264911;expect.tol=1e-6",
+    // P5: eps inside the root: x = 1e-4 with eps = 1e-5 gives 0.031607, ten times x gives 0.301511.
+    "op=forward;dim=2;x_type=f32;g_type=f32;eps=1e-5;x=1e-4,1e-4;g=1,1;expect.y=0.031607,0.031607;expect.tol=1e-6",
+    "op=forward;dim=2;x_type=f32;g_type=f32;eps=1e-5;x=1e-3,1e-3;g=1,1;expect.y=0.301511,0.301511;expect.tol=1e-6",
+    // P6: a zero row: y = 0, dx = dy*g/sqrt(eps) (eps = 1e-6: 1000·dy·g).
+    "op=forward;dim=3;x_type=f32;g_type=f32;eps=1e-6;x=0,0,0;g=1,2,-1;expect.y=0,0,0;expect.tol=0",
+    "op=backward;dim=3;x_type=f32;g_type=f32;eps=0x1p-20;x=0,0,0;g=1,2,-1;dy=1,-0.5,2;"
+    "expect.dx=1024,-1024,-2048;expect.tol=1e-3",
+    // P7: fp16 +-300 and 65504: 300² overflows fp16 but not fp32; y = x/rms.
+    "op=forward;dim=2;x_type=f16;g_type=f16;eps=1e-6;x=300,-300;g=1,1;expect.y=1,-1;expect.tol=1e-6",
+    "op=forward;dim=2;x_type=f16;g_type=f16;eps=1e-6;x=65504,65504;g=1,1;expect.y=1,1;expect.tol=1e-6",
+    // The padding exercise: five ones, eps = 0: y = 1 (dividing by the padded 8 would give 1.2649).
+    "op=forward;dim=5;x_type=f32;g_type=f32;eps=0;x=1,1,1,1,1;g=1,1,1,1,1;expect.y=1,1,1,1,1;expect.tol=1e-6",
+};
+
+void run_examples(Memory where) {
+  int checked = 0;
+  for (const char* text : kExamples) {
+    harness::Case c;
+    std::string error;
+    INFO("case: " << text);
+    REQUIRE(harness::parse_case(text, c, error));
+    const properties::CheckResult oracle_result = properties::check_oracle_case(c);
+    INFO("oracle: " << oracle_result.message);
+    CHECK(oracle_result.kind == properties::CheckResult::Kind::pass);
+    for (const rmsnorm::Variant* v : properties::variants_for(c)) {
+      if (v->memory != where) continue;
+      c.variant = v->name;
+      const properties::CheckResult r = properties::check_case(c, *v);
+      INFO(v->name << ": " << r.message << "\nREPRODUCE: " << harness::one_line(c));
+      CHECK((r.kind == properties::CheckResult::Kind::pass || r.kind == properties::CheckResult::Kind::rejected));
+      if (r.kind == properties::CheckResult::Kind::pass) ++checked;
+    }
+  }
+  CHECK(checked > 0);
+}
+
+}  // namespace
+
+TEST_CASE("P2/P5/P6/P7 examples: the seed's worked examples come out as the seed computes them", "[property]") {
+  run_examples(Memory::host);
+}
+TEST_CASE("P2/P5/P6/P7 examples (CUDA variants): the seed's worked examples come out as the seed computes them",
+          "[property][gpu]") {
+  const rmsnorm::Status s = rmsnorm::device_status();
+  if (!s.ok()) FAIL("GPU examples not run: " << s.reason);
+  run_examples(Memory::device);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rejections are part of the contract: every product variant accepts the canonical production
+// case (bf16, standard, D = 4096, dense aligned buffers) of every op it claims.
+// ---------------------------------------------------------------------------------------------
+namespace {
+void run_canonical(Memory where) {
+  static const rmsnorm::Op kOps[] = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
+                                     rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
+  int checked = 0;
+  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+    if (v.is_mutant() || v.memory != where) continue;
+    for (rmsnorm::Op op : kOps) {
+      if (!v.supports(op)) continue;
+      harness::Case c;
+      c.op = op;
+      c.variant = v.name;
+      c.rows = 4;
+      c.dim = 4096;
+      c.x_type = c.g_type = c.y_type = rmsnorm::DType::bf16;
+      if (c.has_quant()) c.quant = rmsnorm::Quant::dynamic_token, c.y_type = rmsnorm::DType::e4m3;
+      c.generator = "regimes";
+      c.seed = 0x4096;
+      const properties::CheckResult r = properties::check_case(c, v);
+      INFO(v.name << " " << rmsnorm::to_string(op) << ": " << r.message << "\nREPRODUCE: " << harness::one_line(c));
+      CHECK(r.kind == properties::CheckResult::Kind::pass);
+      ++checked;
+    }
+  }
+  CHECK(checked > 0);
+}
+}  // namespace
+
+TEST_CASE("every product variant accepts and passes the canonical bf16 D=4096 case of each op it claims",
+          "[property]") {
+  run_canonical(Memory::host);
+}
+TEST_CASE("every CUDA product variant accepts and passes the canonical bf16 D=4096 case of each op it claims",
+          "[property][gpu]") {
+  const rmsnorm::Status s = rmsnorm::device_status();
+  if (!s.ok()) FAIL("GPU canonical cases not run: " << s.reason);
+  run_canonical(Memory::device);
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# One batched GPU session (the device machine starts cold and is lent by the minute):
+# build, GPU tests, corpus, certify, mutants, sanitizers, SASS, benchmark; logs under $OUT,
+# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all)
+set -uo pipefail
+OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}
+B=build/gpu
+declare -A RESULT
+t0=$(date +%s)
+step() { echo; echo "=== $1 ($(( $(date +%s) - t0 ))s)"; }
+has() { [[ " $STEPS " == *" $1 "* ]]; }
+
+if has build; then
+  step build
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+  cmake --preset gpu > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  cmake --build --preset gpu -j 16 ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
+  grep -E "error|warning" "$OUT/build.log" | head -30
+fi
+if has tests; then
+  step tests
+  for t in test_gpu_forward test_gpu_backward; do
+    timeout 300 $B/kernels/tests/$t "[gpu]" > "$OUT/$t.log" 2>&1; RESULT[$t]=$?
+    tail -6 "$OUT/$t.log"
+  done
+  if [ -z "${TARGETS:-}" ]; then
+    ctest --test-dir $B -L gpu -E "test_gpu_(forward|backward)" --output-on-failure --timeout 400 > "$OUT/ctest_gpu.log" 2>&1; RESULT[ctest_gpu]=$?
+    tail -25 "$OUT/ctest_gpu.log"
+  fi
+fi
+if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
+  step corpus
+  $B/cli/rmsnorm-cert replay corpora > "$OUT/corpus.log" 2>&1; RESULT[corpus]=$?
+  tail -5 "$OUT/corpus.log"
+fi
+if has certify && [ -x $B/cli/rmsnorm-cert ]; then
+  step certify
+  $B/cli/rmsnorm-cert certify 'fwd.*' --out "$OUT/cert" > "$OUT/certify.log" 2>&1; RESULT[certify_fwd]=$?
+  $B/cli/rmsnorm-cert certify 'bwd.*' --out "$OUT/cert" >> "$OUT/certify.log" 2>&1; RESULT[certify_bwd]=$?
+  tail -20 "$OUT/certify.log"
+fi
+if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
+  step mutants
+  $B/cli/rmsnorm-cert mutants --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
+  tail -40 "$OUT/mutants.log"
+fi
+if has sanitize; then
+  step sanitize
+  for tool in memcheck racecheck; do
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
+    tail -3 "$OUT/san_fwd_$tool.log" "$OUT/san_bwd_$tool.log"
+  done
+fi
+if has sass; then
+  step sass
+  cuobjdump -sass $B/kernels/librmsnorm.a > "$OUT/sass.txt" 2>&1
+  echo "LDG.E.128: $(grep -c 'LDG.E.128' "$OUT/sass.txt")  STG.E.128: $(grep -c 'STG.E.128' "$OUT/sass.txt")  LDL/STL: $(grep -cE '\bLDL|\bSTL' "$OUT/sass.txt")"
+fi
+if has bench && [ -x $B/bench/rmsnorm-bench ]; then
+  step bench
+  timeout 300 $B/bench/rmsnorm-bench ${BENCH_ARGS:-} --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1; RESULT[bench]=$?
+  tail -60 "$OUT/bench.log"
+fi
+step summary
+for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort
