@@ -124,8 +124,14 @@ int run_fuzz(const Args& args) {
     ++per_op[rmsnorm::to_string(op)];
     for (const rmsnorm::Variant* v : variants) {
       if (!v->supports(op)) continue;
+      const double started = elapsed();
       const CaseRun run = run_case(c, *v);
       ++runs;
+      if (elapsed() - started > 5.0) {
+        // The time box is checked between cases: a case this slow is itself worth a look.
+        progress.note("slow case (" + std::to_string(static_cast<int>(elapsed() - started)) + " s on " + v->name + "): " +
+                      repro_command(c));
+      }
       elements += run.profile.elements;
       if (run.verdict == RunVerdict::skipped) {
         ++skipped;

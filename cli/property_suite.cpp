@@ -285,11 +285,22 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   res.failed_after = find_failed_after(texts);
   // The suite stops counting at the first failure: it came right after the checked ones.
   if (res.failed_after < 0 && res.cases_checked >= 0 && !res.counterexample.empty()) res.failed_after = res.cases_checked + 1;
-  for (const std::string& t : texts)
-    if (!t.empty()) {
-      res.message = one_line(t);
-      break;
-    }
+  // The suite's own reason ("FAILED: ...") beats Catch2's expression text.
+  for (const std::string& t : texts) {
+    const std::size_t at = t.find("FAILED: ");
+    if (at == std::string::npos) continue;
+    std::string reason = t.substr(at + 8);
+    const std::size_t nl = reason.find('\n');
+    if (nl != std::string::npos) reason.erase(nl);
+    res.message = one_line(reason);
+    break;
+  }
+  if (res.message.empty())
+    for (const std::string& t : texts)
+      if (!t.empty()) {
+        res.message = one_line(t);
+        break;
+      }
 
   if (!child.started) {
     res.verdict = PropertyVerdict::missing;

@@ -86,6 +86,12 @@ double ulp_of(double v, DType t) {
   return std::ldexp(1.0, e - f.mantissa_bits);
 }
 
+// Worked-example tolerance: absolute up to 1, relative above (the seed prints 6 decimals of
+// values like 316.22777, and a backward is handed RN32(r), 2^-24 away from the exact r).
+bool near(double got, double want, double tol) {
+  return std::fabs(got - want) <= tol * std::max(1.0, std::fabs(want));
+}
+
 bool layout_misaligned(const Case& c) {
   const harness::Layout& l = c.layout;
   auto bad = [](std::int64_t offset, std::int64_t dim, std::int64_t pad, DType t) {
@@ -192,12 +198,12 @@ CheckResult check_expectations_forward(const Case& c, const oracle::ForwardCase&
   if (c.expect_y.empty() && c.expect_rstd.empty()) return pass();
   const std::vector<double> exact = oracle::forward_values(fc);
   for (std::size_t i = 0; i < c.expect_y.size(); ++i)
-    if (!(std::fabs(exact[i] - c.expect_y[i]) <= c.expect_tol))
+    if (!near(exact[i], c.expect_y[i], c.expect_tol))
       return fail("oracle y[" + std::to_string(i) + "] = " + fmt("%.9g", exact[i]) + " but the case expects " +
                   fmt("%.9g", c.expect_y[i]));
   const std::vector<oracle::Enclosure> r = oracle::row_rstd(fc);
   for (std::size_t i = 0; i < c.expect_rstd.size(); ++i)
-    if (!(std::fabs(r[i].mid() - c.expect_rstd[i]) <= c.expect_tol))
+    if (!near(r[i].mid(), c.expect_rstd[i], c.expect_tol))
       return fail("oracle rstd[" + std::to_string(i) + "] = " + fmt("%.9g", r[i].mid()) + " but the case expects " +
                   fmt("%.9g", c.expect_rstd[i]));
   if (!v) return pass();
@@ -206,11 +212,11 @@ CheckResult check_expectations_forward(const Case& c, const oracle::ForwardCase&
   if (!raw_ok(raw, c, *v, res)) return res;
   for (std::size_t i = 0; i < c.expect_y.size() && i < raw.result.y.size(); ++i) {
     const double got = rmsnorm::decode(raw.result.y[i], fc.y_type);
-    if (!(std::fabs(got - c.expect_y[i]) <= c.expect_tol + ulp_of(c.expect_y[i], fc.y_type)))
+    if (!near(got, c.expect_y[i], c.expect_tol) && !(std::fabs(got - c.expect_y[i]) <= ulp_of(c.expect_y[i], fc.y_type)))
       return fail("y[" + std::to_string(i) + "] = " + fmt("%.9g", got) + ", expected " + fmt("%.9g", c.expect_y[i]));
   }
   for (std::size_t i = 0; i < c.expect_rstd.size() && i < raw.result.rstd.size(); ++i)
-    if (!(std::fabs(raw.result.rstd[i] - c.expect_rstd[i]) <= c.expect_tol + ulp_of(c.expect_rstd[i], DType::f32)))
+    if (!near(raw.result.rstd[i], c.expect_rstd[i], c.expect_tol) && !(std::fabs(raw.result.rstd[i] - c.expect_rstd[i]) <= ulp_of(c.expect_rstd[i], DType::f32)))
       return fail("rstd[" + std::to_string(i) + "] = " + fmt("%.9g", raw.result.rstd[i]) + ", expected " +
                   fmt("%.9g", c.expect_rstd[i]));
   return pass();
@@ -223,16 +229,16 @@ CheckResult check_expectations_backward(const Case& c, oracle::BackwardCase bc, 
   oracle::BackwardCase exact_case = bc;
   const std::vector<oracle::Enclosure> r = oracle::row_rstd(forward_view(bc));
   for (std::size_t i = 0; i < c.expect_rstd.size(); ++i)
-    if (!(std::fabs(r[i].mid() - c.expect_rstd[i]) <= c.expect_tol))
+    if (!near(r[i].mid(), c.expect_rstd[i], c.expect_tol))
       return fail("oracle rstd[" + std::to_string(i) + "] = " + fmt("%.9g", r[i].mid()) + ", expected " +
                   fmt("%.9g", c.expect_rstd[i]));
   const oracle::BackwardValues ex = oracle::backward_values(exact_case);
   for (std::size_t i = 0; i < c.expect_dx.size(); ++i)
-    if (!(std::fabs(ex.dx[i] - c.expect_dx[i]) <= c.expect_tol))
+    if (!near(ex.dx[i], c.expect_dx[i], c.expect_tol))
       return fail("oracle dx[" + std::to_string(i) + "] = " + fmt("%.9g", ex.dx[i]) + ", expected " +
                   fmt("%.9g", c.expect_dx[i]));
   for (std::size_t i = 0; i < c.expect_dg.size() && i < ex.dg.size(); ++i)
-    if (!(std::fabs(ex.dg[i] - c.expect_dg[i]) <= c.expect_tol))
+    if (!near(ex.dg[i], c.expect_dg[i], c.expect_tol))
       return fail("oracle dg[" + std::to_string(i) + "] = " + fmt("%.9g", ex.dg[i]) + ", expected " +
                   fmt("%.9g", c.expect_dg[i]));
   if (!v) return pass();
@@ -241,12 +247,12 @@ CheckResult check_expectations_backward(const Case& c, oracle::BackwardCase bc, 
   if (!raw_ok(raw, c, *v, res)) return res;
   for (std::size_t i = 0; i < c.expect_dx.size() && i < raw.result.dx.size(); ++i) {
     const double got = rmsnorm::decode(raw.result.dx[i], bc.x_type);
-    if (!(std::fabs(got - c.expect_dx[i]) <= c.expect_tol + ulp_of(c.expect_dx[i], bc.x_type)))
+    if (!near(got, c.expect_dx[i], c.expect_tol) && !(std::fabs(got - c.expect_dx[i]) <= ulp_of(c.expect_dx[i], bc.x_type)))
       return fail("dx[" + std::to_string(i) + "] = " + fmt("%.9g", got) + ", expected " + fmt("%.9g", c.expect_dx[i]));
   }
   for (std::size_t i = 0; i < c.expect_dg.size() && i < raw.result.dg.size(); ++i) {
     const double got = rmsnorm::decode(raw.result.dg[i], bc.dg_type);
-    if (!(std::fabs(got - c.expect_dg[i]) <= c.expect_tol + ulp_of(c.expect_dg[i], bc.dg_type)))
+    if (!near(got, c.expect_dg[i], c.expect_tol) && !(std::fabs(got - c.expect_dg[i]) <= ulp_of(c.expect_dg[i], bc.dg_type)))
       return fail("dg[" + std::to_string(i) + "] = " + fmt("%.9g", got) + ", expected " + fmt("%.9g", c.expect_dg[i]));
   }
   return pass();
@@ -866,7 +872,8 @@ const std::vector<PropertyInfo>& catalog() {
        {Op::forward, Op::add_forward, Op::forward_quant, Op::backward}},
       {"P8", "strided rows with poisoned gaps and misaligned bases give accepted outputs and untouched gaps", kAllOps},
       {"P9", "every width residue mod 8 (and mod 128 for per-block FP8) is handled by the tail", kAllOps},
-      {"P10", "x.dx equals r*S*(1 - r^2 m), i.e. eps*r^3*sum(g dy x), within its bound", kBackwardOps},
+      // add_backward's dx is RN(dx + dresidual): one rounding of the sum hides the identity.
+      {"P10", "x.dx equals r*S*(1 - r^2 m), i.e. eps*r^3*sum(g dy x), within its bound", {Op::backward}},
       {"P11", "outputs are bitwise identical run to run and a row alone equals the row inside a batch", kAllOps},
       {"P12", "with a different gamma per channel over many tokens dg sums each column over the tokens",
        kBackwardOps},

@@ -47,10 +47,10 @@ if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
 fi
 if has sanitize; then
   step sanitize
-  for tool in memcheck racecheck; do
+  for tool in ${SAN_TOOLS:-memcheck racecheck}; do
     timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
     timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
-    tail -3 "$OUT/san_fwd_$tool.log" "$OUT/san_bwd_$tool.log"
+    tail -n 3 "$OUT/san_fwd_$tool.log" "$OUT/san_bwd_$tool.log"
   done
 fi
 if has sass; then
@@ -64,4 +64,7 @@ if has bench && [ -x $B/bench/rmsnorm-bench ]; then
   tail -60 "$OUT/bench.log"
 fi
 step summary
-for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort
+for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort | tee "$OUT/summary.txt"
+# At most 8 files come back: pack the logs into one archive.
+(cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude bench.csv * && \
+  find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt ! -name bench.csv -exec rm -rf {} +)

@@ -33,9 +33,9 @@ constexpr std::int64_t kAlign = 256;
 class Region {
  public:
   Region(std::string name, Memory where, std::int64_t rows, std::int64_t dim, std::int64_t stride, DType type,
-         std::int64_t offset_bytes)
+         std::int64_t offset_elements)
       : name_(std::move(name)), where_(where), rows_(rows), dim_(dim), stride_(stride), type_(type),
-        offset_(offset_bytes) {
+        offset_(offset_elements * static_cast<std::int64_t>(rmsnorm::size_of(type))) {
     const std::uint64_t span = rmsnorm::span_bytes(rows, dim, stride, rmsnorm::size_of(type));
     lead_ = kGuardBytes + offset_;
     total_ = static_cast<std::size_t>(lead_ + static_cast<std::int64_t>(span) + kGuardBytes);

@@ -21,6 +21,8 @@ Status check_view(const char* name, const Tensor& t, std::int64_t rows, std::int
     return Status::fail(Code::invalid_argument, std::string(name) + ": R·stride overflows 64-bit offsets");
   if (rows > 0 && t.data == nullptr)
     return Status::fail(Code::invalid_argument, std::string(name) + " is null");
+  if (reinterpret_cast<std::uintptr_t>(t.data) % size_of(t.type) != 0)
+    return Status::fail(Code::invalid_argument, std::string(name) + " is not aligned to its element size");
   return Status::success();
 }
 

@@ -165,6 +165,7 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (!((ops_mask<M>() >> static_cast<int>(op_of(a))) & 1u))
       return Status::fail(Status::Code::unsupported, "this mutant carries other ops only");
   }
+  if (a.rows == 0) return Status::success();  // a no-op is implementable by every path
   if (path == Path::warp_row && D > kWarpRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kWarpRowMaxDim));
   if (path == Path::block_row) {

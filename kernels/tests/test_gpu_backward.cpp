@@ -284,7 +284,7 @@ TEST_CASE("100 repeated runs give bitwise identical dx and dg", "[gpu]") {
   for (const rmsnorm::Variant* v : device_backward_variants())
     for (std::int64_t d : {std::int64_t{200}, std::int64_t{4096}, std::int64_t{30000}}) {
       Spec s;
-      s.rows = d == 30000 ? 300 : 3000;
+      s.rows = d == 30000 ? 64 : (d == 4096 ? 500 : 2000);  // 100 runs each: keep it quick
       s.dim = d;
       s.seed = seed_of(static_cast<std::uint64_t>(d), 61, 0);
       const oracle::BackwardCase c = make_case(s);

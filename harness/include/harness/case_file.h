@@ -66,7 +66,7 @@ struct Case {
 
   // Expected answers of a worked example (decimal; empty = none).
   std::vector<double> expect_y, expect_dx, expect_dg, expect_rstd;
-  double expect_tol = 1e-6;
+  double expect_tol = 1e-6;  // |got − want| <= tol·max(1, |want|) (absolute below 1, relative above)
 
   std::string property;                           // "" = oracle acceptance
   std::map<std::string, std::string> property_params;  // "property.<key> = value"

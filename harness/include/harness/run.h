@@ -15,8 +15,8 @@
 namespace harness {
 
 // How a case sits in memory. Pads are extra elements per row (stride = D + pad); offsets move
-// a buffer's base by that many *bytes* from a 256-byte boundary (misaligned when not a multiple
-// of the 16-byte vector width).
+// a buffer's base by that many *elements* from a 256-byte boundary (so a base is always
+// aligned to its element size, and misaligned for 16-byte vectors unless offset·size % 16 == 0).
 struct Layout {
   std::int64_t x_pad = 0, o_pad = 0, y_pad = 0, dy_pad = 0, dx_pad = 0, dres_pad = 0;
   std::int64_t x_offset = 0, o_offset = 0, y_offset = 0, g_offset = 0;
