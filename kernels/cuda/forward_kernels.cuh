@@ -114,10 +114,13 @@ __device__ __forceinline__ float scale_of(float amax, const Params& p) {
   }
 }
 
+// q = RN_fp8_sat(y · (1/s)): the reciprocal is formed once per scale, so each element costs one
+// multiply instead of an IEEE division. Two fp32 roundings (1/s, then the product) instead of
+// one: the oracle's FP8 bound budgets 2u for exactly this (oracle/src/forward_row.cpp).
 template <Mutant M>
-__device__ __forceinline__ unsigned char quantize(float y, float s, int fmt) {
+__device__ __forceinline__ unsigned char quantize(float y, float inv_s, int fmt) {
   if constexpr (M == Mutant::M13_fp8_via_bf16) y = round_through<__nv_bfloat16>(y);
-  return fp8_from_float(__fdiv_rn(y, s), static_cast<__nv_fp8_interpretation_t>(fmt),
+  return fp8_from_float(y * inv_s, static_cast<__nv_fp8_interpretation_t>(fmt),
                         /*saturate=*/M != Mutant::M14_fp8_no_saturation);
 }
 
@@ -354,8 +357,9 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T>) fwd_regs_kernel(
         }
         if (!mine) continue;
         unsigned char q[kChunk];
+        const float inv_s = 1.0f / s;
 #pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], s, p.fp8_fmt);
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt);
         store_fp8_chunk(qr, c, full, n_tail, q);
       }
     }
@@ -491,8 +495,9 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
         }
         if (!mine) continue;
         unsigned char q[kChunk];
+        const float inv_s = 1.0f / s;
 #pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], s, p.fp8_fmt);
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt);
         store_fp8_chunk(qr, c, full, n_tail, q);
       }
     }
@@ -577,7 +582,7 @@ __global__ void __launch_bounds__(kScalarMaxThreads) fwd_scalar_kernel(Params p)
       }
       for (std::int64_t j = t; j < D; j += B) {
         const float s = mode == Quant::per_block ? p.scale[row * p.groups + j / kQuantGroup] : s_row;
-        qr[j] = quantize<M>(y_at(j), s, p.fp8_fmt);
+        qr[j] = quantize<M>(y_at(j), 1.0f / s, p.fp8_fmt);
       }
     }
     __syncthreads();  // partials and (per-block) scales are reused by the next row
