@@ -39,7 +39,7 @@ int run_certify(const Args& args) {
   std::int64_t cases = 100, property_cases = -1, jobs = std::max(1u, std::thread::hardware_concurrency());
   std::uint64_t seed = 0x5eed2025c0ffee01ull;
   std::string out_dir = "certificates", corpus = default_corpus_dir();
-  double timeout = 900;
+  double timeout = 300;
   bool no_properties = false;
   cl.positionals(&pattern, "a variant PATTERN (e.g. all, host.*, fwd.*)", 1, 1);
   cl.option("--cases", &cases, "N", "generated cases per supported op (default 100)", 0, 100000000);
@@ -48,7 +48,7 @@ int run_certify(const Args& args) {
   cl.option("--out", &out_dir, "DIR", "where certificates go (default ./certificates)");
   cl.option("--corpus", &corpus, "DIR", "corpus to replay (default: this tree's corpora/)");
   cl.option("--jobs", &jobs, "J", "property tests run J at a time (default: cores)", 1, 256);
-  cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 900)");
+  cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 300; a time-out is a failure)");
   cl.flag("--no-properties", &no_properties, "skip the property suite (the certificate then says FAIL: not run)");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);

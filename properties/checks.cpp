@@ -94,17 +94,20 @@ bool near(double got, double want, double tol) {
 
 bool layout_misaligned(const Case& c) {
   const harness::Layout& l = c.layout;
-  auto bad = [](std::int64_t offset, std::int64_t dim, std::int64_t pad, DType t) {
-    return offset % 16 != 0 || ((dim + pad) * static_cast<std::int64_t>(rmsnorm::size_of(t))) % 16 != 0;
+  // Layout offsets count elements (harness::Layout): a base is 16-byte aligned when offset·size is.
+  auto bytes = [](std::int64_t n, DType t) { return n * static_cast<std::int64_t>(rmsnorm::size_of(t)); };
+  auto bad = [&](std::int64_t offset, std::int64_t dim, std::int64_t pad, DType t) {
+    return bytes(offset, t) % 16 != 0 || bytes(dim + pad, t) % 16 != 0;
   };
   if (c.is_forward()) {
     return bad(l.x_offset, c.dim, l.x_pad, c.x_type) || bad(l.y_offset, c.dim, l.y_pad, c.y_type) ||
-           (c.has_add() && bad(l.o_offset, c.dim, l.o_pad, c.x_type)) || l.g_offset % 16 != 0 ||
+           (c.has_add() && bad(l.o_offset, c.dim, l.o_pad, c.x_type)) || bytes(l.g_offset, c.g_type) % 16 != 0 ||
            (c.dim * static_cast<std::int64_t>(rmsnorm::size_of(c.g_type))) % 16 != 0;
   }
   return bad(l.x_offset, c.dim, l.x_pad, c.x_type) || bad(l.dy_offset, c.dim, l.dy_pad, c.x_type) ||
          bad(l.dx_offset, c.dim, l.dx_pad, c.x_type) ||
-         (c.op == Op::add_backward && bad(l.dres_offset, c.dim, l.dres_pad, c.x_type)) || l.g_offset % 16 != 0;
+         (c.op == Op::add_backward && bad(l.dres_offset, c.dim, l.dres_pad, c.x_type)) ||
+         bytes(l.g_offset, c.g_type) % 16 != 0;
 }
 
 // The production case every variant must accept for an op it claims: bf16 activations, standard
@@ -435,6 +438,14 @@ CheckResult check_backward_identity(const Case& c, const Variant& v) {
       sum_sq += x * x;
     }
     const double m = sum_sq / static_cast<double>(c.dim);
+    // A row whose exact dx overflows its type (fp16: r·dy·g beyond 65504) has no identity to check.
+    bool overflows = false;
+    for (std::int64_t j = 0; j < c.dim; ++j) {
+      const std::size_t e = static_cast<std::size_t>(i * c.dim + j);
+      const double exact = r * (bc.dy[e] * weight_at(bc, j) - bc.x[e] * r * r * s / static_cast<double>(c.dim));
+      overflows = overflows || !std::isfinite(rmsnorm::round_to(exact, c.x_type));
+    }
+    if (overflows) continue;
     double tol = 0;
     for (std::int64_t j = 0; j < c.dim; ++j) {
       const std::size_t e = static_cast<std::size_t>(i * c.dim + j);
@@ -933,8 +944,10 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
     d.min_rows = 1;
   } else if (id == "P7") {
     d.x_types = {DType::f16};
-    d.x_regimes = {Regime::large, Regime::mixed};
+    // ±300..65504 rows only: a tiny row (r ~ 1e4) times a large dy legitimately overflows fp16.
+    d.x_regimes = {Regime::large};
     d.g_regimes = {Regime::random, Regime::ones};
+    d.dy_regimes = {Regime::normal, Regime::ones};
     d.quants = {Quant::dynamic_token, Quant::per_block};
     d.min_rows = 1;
   } else if (id == "P8" || id == "P15") {

@@ -2,6 +2,7 @@
 // run against every registered product variant that supports one of its ops — host variants
 // always ([property]), CUDA variants when a device is usable ([property][gpu]); [slow] runs the
 // big budget. Each failure prints the shrunk case as one replayable line (REPRODUCE: ...).
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -36,9 +37,14 @@ void run_on(const char* id, Memory where, Budget budget) {
     CHECK(r.checked > 0);
     return;
   }
+  // RMSNORM_VARIANTS=<glob> (set by `rmsnorm-cert certify` and `mutants`) narrows the run to
+  // the matching variants, mutants included; a property that applies to none of them is
+  // reported as not applicable, not as passed.
+  const char* only = std::getenv("RMSNORM_VARIANTS");
   int variants = 0;
   for (const rmsnorm::Variant& v : rmsnorm::registry()) {
-    if (v.is_mutant() || v.memory != where || !properties::applies(*p, v)) continue;
+    if (only ? !rmsnorm::glob_match(only, v.name) : v.is_mutant()) continue;
+    if (v.memory != where || !properties::applies(*p, v)) continue;
     ++variants;
     const properties::RunReport r = properties::run_property(*p, &v, cases, properties::property_seed(id, v.name));
     std::cout << properties::describe(r, true) << std::endl;
@@ -46,6 +52,10 @@ void run_on(const char* id, Memory where, Budget budget) {
     CHECK_FALSE(r.failed);
     // A variant that checked nothing was not tested: say so instead of passing.
     CHECK(r.checked > 0);
+  }
+  if (variants == 0 && only) {
+    std::cout << id << ": not applicable to " << only << std::endl;
+    return;
   }
   if (variants == 0) FAIL("no registered " << (where == Memory::host ? "host" : "CUDA") << " variant supports " << id);
 }

@@ -273,6 +273,9 @@ __host__ __device__ __forceinline__ __nv_fp8_interpretation_t fp8_interp(DType t
 
 // q = RN_fp8(v), saturating to ±max (and ±inf → ±max) unless `saturate` is false
 // (then out-of-range → NaN for E4M3, ±inf for E5M2). NaN → NaN.
+// The NaN both FP8 formats share (S.1111.111 in E4M3fn; a NaN of E5M2 too), sign clear.
+inline constexpr unsigned kFp8NaN = 0x7fu;
+
 __device__ __forceinline__ unsigned char fp8_from_float(float v, __nv_fp8_interpretation_t fmt, bool saturate) {
   return static_cast<unsigned char>(__nv_cvt_float_to_fp8(v, saturate ? __NV_SATFINITE : __NV_NOSAT, fmt));
 }

@@ -118,10 +118,16 @@ __device__ __forceinline__ float scale_of(float amax, const Params& p) {
 // multiply instead of an IEEE division. Two fp32 roundings (1/s, then the product) instead of
 // one: the oracle's FP8 bound budgets 2u for exactly this (oracle/src/forward_row.cpp).
 template <Mutant M>
-__device__ __forceinline__ unsigned char quantize(float y, float inv_s, int fmt) {
+__device__ __forceinline__ unsigned char quantize(float y, float inv_s, int fmt, float fp8_max) {
   if constexpr (M == Mutant::M13_fp8_via_bf16) y = round_through<__nv_bfloat16>(y);
-  return fp8_from_float(y * inv_s, static_cast<__nv_fp8_interpretation_t>(fmt),
-                        /*saturate=*/M != Mutant::M14_fp8_no_saturation);
+  const float v = y * inv_s;
+  if constexpr (M == Mutant::M14_fp8_no_saturation) {
+    // The bug: no saturation, so whatever lies beyond the largest finite value becomes NaN
+    // (written without the software NOSAT conversion, which spills in these kernels).
+    if (!(fabsf(v) <= fp8_max)) return static_cast<unsigned char>(kFp8NaN);
+  }
+  (void)fp8_max;
+  return fp8_from_float(v, static_cast<__nv_fp8_interpretation_t>(fmt), /*saturate=*/true);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,18 +208,21 @@ __device__ __forceinline__ int valid_in_chunk(std::int64_t c, std::int64_t full,
 inline constexpr int kSubWarpBlock = 256;
 // 512 threads leave 128 registers per thread: room for x and o of 4 chunks (fp32: 64 registers)
 // plus the weights and the FP8 path without spilling.
-template <typename T>
-inline constexpr int kBlockRowMaxThreads = 512;
+// The FP8 forms also carry the scale paths (amax butterflies, a reciprocal per scale): at 512
+// threads (128 registers) the f16 instances spill, so they run 256 threads (D <= 8192 here;
+// larger rows go to fwd.large_d).
+template <typename T, bool kQuant = false>
+inline constexpr int kBlockRowMaxThreads = kQuant ? 256 : 512;
 
-template <int LANES, typename T>
-inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowMaxThreads<T>;
+template <int LANES, typename T, bool kQuant>
+inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowMaxThreads<T, kQuant>;
 
 // LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
 // rows per block). LANES == 0: the whole block owns one row.
 // Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
 // loop is a contiguous, coalesced run of 16-byte accesses.
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T>) fwd_regs_kernel(Params p) {
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs_kernel(Params p) {
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
@@ -335,13 +344,14 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T>) fwd_regs_kernel(
         s_row = scale_of<M>(amax, p);
         if (active && t == 0) p.scale[row] = s_row;
       }
+      const float inv_row = __fdiv_rn(1.0f, s_row);  // static / dynamic: one reciprocal per row
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
         float y[kChunk];
         const bool mine = active && c < nchunks;
         if (mine) y_chunk(i, c, y);
-        float s = s_row;
+        float inv_s = inv_row;
         if (mode == Quant::per_block) {
           // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
           // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
@@ -352,14 +362,14 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T>) fwd_regs_kernel(
             if (j < n) amax = nan_max(amax, fabsf(y[j]));
           constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
           amax = warp_max<kWidth>(amax);
-          s = scale_of<M>(amax, p);
+          const float s = scale_of<M>(amax, p);
+          inv_s = __fdiv_rn(1.0f, s);
           if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
         }
         if (!mine) continue;
         unsigned char q[kChunk];
-        const float inv_s = 1.0f / s;
 #pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt);
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt, p.fp8_max);
         store_fp8_chunk(qr, c, full, n_tail, q);
       }
     }
@@ -475,6 +485,7 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
         s_row = scale_of<M>(amax, p);
         if (t == 0) p.scale[row] = s_row;
       }
+      const float inv_row = __fdiv_rn(1.0f, s_row);  // static / dynamic: one reciprocal per row
       // Every thread runs the same number of steps, so the group butterflies see full warps.
       const std::int64_t steps = (nchunks + B - 1) / B;
       for (std::int64_t k = 0; k < steps; ++k) {
@@ -482,7 +493,7 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
         const bool mine = c < nchunks;
         float y[kChunk];
         if (mine) y_chunk(c, y);
-        float s = s_row;
+        float inv_s = inv_row;
         if (mode == Quant::per_block) {
           float amax = 0.0f;
           const int n = mine ? valid_in_chunk(c, full, n_tail) : 0;
@@ -490,14 +501,14 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
           for (int j = 0; j < kChunk; ++j)
             if (j < n) amax = nan_max(amax, fabsf(y[j]));
           amax = warp_max<kGroupChunks>(amax);
-          s = scale_of<M>(amax, p);
+          const float s = scale_of<M>(amax, p);
+          inv_s = __fdiv_rn(1.0f, s);
           if (mine && t % kGroupChunks == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
         }
         if (!mine) continue;
         unsigned char q[kChunk];
-        const float inv_s = 1.0f / s;
 #pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt);
+        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt, p.fp8_max);
         store_fp8_chunk(qr, c, full, n_tail, q);
       }
     }
@@ -582,7 +593,7 @@ __global__ void __launch_bounds__(kScalarMaxThreads) fwd_scalar_kernel(Params p)
       }
       for (std::int64_t j = t; j < D; j += B) {
         const float s = mode == Quant::per_block ? p.scale[row * p.groups + j / kQuantGroup] : s_row;
-        qr[j] = quantize<M>(y_at(j), 1.0f / s, p.fp8_fmt);
+        qr[j] = quantize<M>(y_at(j), __fdiv_rn(1.0f, s), p.fp8_fmt, p.fp8_max);
       }
     }
     __syncthreads();  // partials and (per-block) scales are reused by the next row

@@ -136,12 +136,17 @@ inline constexpr bool mutant_needs_quant = M == Mutant::M12_scale_no_floor || M 
                                            M == Mutant::M14_fp8_no_saturation;
 template <Mutant M>
 inline constexpr bool mutant_needs_add = M == Mutant::M17_add_unrounded_sum;
+// Mutants of the row statistics and the weight show on the plain ops; they do not carry the FP8
+// instantiations (fewer kernels to compile, and no register budget to share with the FP8 path).
+template <Mutant M>
+inline constexpr bool mutant_carries_quant = M == Mutant::none || mutant_needs_quant<M>;
 
 template <Mutant M>
 inline std::uint32_t ops_mask() {
   auto bit = [](Op o) { return 1u << static_cast<int>(o); };
   if constexpr (mutant_needs_quant<M>) return bit(Op::forward_quant) | bit(Op::add_forward_quant);
-  if constexpr (mutant_needs_add<M>) return bit(Op::add_forward) | bit(Op::add_forward_quant);
+  if constexpr (mutant_needs_add<M>) return bit(Op::add_forward);
+  if constexpr (!mutant_carries_quant<M>) return bit(Op::forward) | bit(Op::add_forward);
   return bit(Op::forward) | bit(Op::add_forward) | bit(Op::forward_quant) | bit(Op::add_forward_quant);
 }
 
@@ -169,7 +174,8 @@ Status can_implement(Path path, const ForwardArgs& a) {
   if (path == Path::warp_row && D > kWarpRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kWarpRowMaxDim));
   if (path == Path::block_row) {
-    const std::int64_t max_threads = a.x.type == DType::f32 ? kBlockRowMaxThreads<float> : kBlockRowMaxThreads<__half>;
+    const bool quant = a.quant != Quant::none;
+    const std::int64_t max_threads = quant ? kBlockRowMaxThreads<float, true> : kBlockRowMaxThreads<float, false>;
     const std::int64_t max_dim = max_threads * kBlockRowIters * kChunk;
     if (D > max_dim)
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
@@ -207,7 +213,8 @@ bool dispatch(const ForwardArgs& a, F&& f) {
     if constexpr (kTypesCarried) {
       auto go = [&](auto q, auto ad) {
         constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-        constexpr bool kCarried = (!mutant_needs_quant<M> || kQ) && (!mutant_needs_add<M> || kA);
+        constexpr bool kCarried = (!mutant_needs_quant<M> || kQ) && (!mutant_needs_add<M> || kA) &&
+                                  (mutant_carries_quant<M> || !kQ);
         if constexpr (kCarried) {
           f(tt, gt, q, ad);
           launched = true;
@@ -276,7 +283,7 @@ Status run_block_row(const ForwardArgs& a) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-    const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T>);
+    const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
     launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
   });
   return launch_status("fwd.block_row");

@@ -209,23 +209,44 @@ double to_double(const Dyadic& a);
 // shifted: every forward quantity is of this form).
 int compare_sqrt_ratio(const Dyadic& N, const Dyadic& Q, const Dyadic& A, const Dyadic& T);
 
-// The exact rounding walk: RN onto grid g (before the overflow rule) of a value V known only
-// through cmp(m) = sign(V − m) for grid midpoints m. Starts at `hint` and walks down and then up
-// across midpoints until V sits between its two neighbouring midpoints: exact whatever the hint,
-// and one or two comparisons when the hint is right.
+// The exact rounding search: RN onto grid g (before the overflow rule) of a value V known only
+// through cmp(m) = sign(V − m) for grid midpoints m.
+// With up(k) = "V lies above midpoint(k), or on it with k + 1 even", up is true below the answer
+// and false from it on, so the answer is the least k in [−top, top] with k == top or !up(k).
+// A gallop from `hint` (steps 1, 2, 4, ...) brackets it and a bisection finds it: one or two
+// comparisons when the hint is right, O(log distance) when it is far — e.g. an exact zero
+// whose FP64 approximation is 1e-17 lies ~10^9 f32 keys away from its hint.
 template <typename Cmp>
 std::int64_t rn_walk(const Grid& g, std::int64_t hint, Cmp&& cmp) {
   const std::int64_t top = g.max_mag + 1;
-  std::int64_t k = hint < -top ? -top : (hint > top ? top : hint);
-  while (k > -top) {
-    const int s = cmp(midpoint(k - 1, g));
-    if (s < 0 || (s == 0 && !key_is_even(k))) --k; else break;
-  }
-  while (k < top) {
+  auto up = [&](std::int64_t k) {  // only for k < top
     const int s = cmp(midpoint(k, g));
-    if (s > 0 || (s == 0 && key_is_even(k + 1))) ++k; else break;
+    return s > 0 || (s == 0 && key_is_even(k + 1));
+  };
+  const std::int64_t k0 = hint < -top ? -top : (hint > top ? top : hint);
+  std::int64_t lo, hi;  // invariant: up(lo) (or lo below the range), and hi == top or !up(hi)
+  if (k0 < top && up(k0)) {
+    lo = k0;
+    for (std::int64_t step = 1;; step *= 2) {
+      hi = lo + step >= top ? top : lo + step;
+      if (hi == top || !up(hi)) break;
+      lo = hi;
+    }
+  } else {
+    hi = k0;
+    for (std::int64_t step = 1;; step *= 2) {
+      if (hi == -top) return clamp_overflow(-top, g);
+      lo = hi - step <= -top ? -top : hi - step;
+      if (up(lo)) break;
+      hi = lo;
+      if (lo == -top) return clamp_overflow(-top, g);
+    }
   }
-  return clamp_overflow(k, g);
+  while (hi - lo > 1) {  // answer in (lo, hi]
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (up(mid)) lo = mid; else hi = mid;
+  }
+  return clamp_overflow(hi, g);
 }
 
 // "0x3f80 (1)" for reports.
