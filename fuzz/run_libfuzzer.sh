@@ -21,5 +21,5 @@ cp -n "$root"/fuzz/corpus/* "$build/corpus/" 2>/dev/null || true
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export OMP_NUM_THREADS=1
-exec "$build/fuzz_case" "$build/corpus" -dict="$root/fuzz/case.dict" -max_total_time="$seconds" \
+exec "$build/fuzz/fuzz_case" "$build/corpus" -dict="$root/fuzz/case.dict" -max_total_time="$seconds" \
   -max_len=4096 -timeout=30 -rss_limit_mb=4096 -artifact_prefix="$build/findings/" -print_final_stats=1 "$@"

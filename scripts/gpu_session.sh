@@ -20,14 +20,10 @@ if has build; then
 fi
 if has tests; then
   step tests
-  for t in test_gpu_forward test_gpu_backward; do
-    timeout 300 $B/kernels/tests/$t "[gpu]" > "$OUT/$t.log" 2>&1; RESULT[$t]=$?
-    tail -6 "$OUT/$t.log"
-  done
-  if [ -z "${TARGETS:-}" ]; then
-    ctest --test-dir $B -L gpu -E "test_gpu_(forward|backward)" --output-on-failure --timeout 400 > "$OUT/ctest_gpu.log" 2>&1; RESULT[ctest_gpu]=$?
-    tail -25 "$OUT/ctest_gpu.log"
-  fi
+  # Every [gpu] test: kernel tests, the property suite on the CUDA variants, corpus replay.
+  ctest --test-dir $B -L gpu -E "${TESTS_EXCLUDE:-properties_mutants}" --output-on-failure \
+    --timeout ${TEST_TIMEOUT:-400} > "$OUT/ctest_gpu.log" 2>&1; RESULT[ctest_gpu]=$?
+  grep -E "Test +#|tests passed|Passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | tail -15
 fi
 if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
   step corpus
@@ -36,14 +32,14 @@ if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
 fi
 if has certify && [ -x $B/cli/rmsnorm-cert ]; then
   step certify
-  $B/cli/rmsnorm-cert certify 'fwd.*' --out "$OUT/cert" > "$OUT/certify.log" 2>&1; RESULT[certify_fwd]=$?
-  $B/cli/rmsnorm-cert certify 'bwd.*' --out "$OUT/cert" >> "$OUT/certify.log" 2>&1; RESULT[certify_bwd]=$?
-  tail -20 "$OUT/certify.log"
+  $B/cli/rmsnorm-cert certify "${CERTIFY:-all}" --cases ${CERT_CASES:-100} --jobs 8 --out "$OUT/cert" > "$OUT/certify.log" 2>&1; RESULT[certify]=$?
+  tail -25 "$OUT/certify.log"
 fi
 if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
   step mutants
-  $B/cli/rmsnorm-cert mutants --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
-  tail -40 "$OUT/mutants.log"
+  $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
+    --timeout 120 --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
+  tail -45 "$OUT/mutants.log"
 fi
 if has sanitize; then
   step sanitize

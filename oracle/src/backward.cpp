@@ -24,7 +24,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "oracle/judge.h"
 #include "oracle/numeric.h"
@@ -131,6 +134,172 @@ KeyAcceptance any_acceptance(double exact) {
   return a;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Deciding dx (and dg): three tiers of Ziv's strategy. Each tier gives an enclosure
+// dx ∈ [v − E, v + E]; the keys RN_x(dx − B), RN_x(dx + B) and RN_x(dx) are taken from it when
+// both ends of each shifted enclosure round alike (and, for a zero, when the sign is known).
+//  1. FP64 from the row's FP64 sums: E grows like D·r|x̂_i|·(1/D)Σ|ĝ x̂|·2^-53, so a row whose dx
+//     cancel deeply (a constant row: r ĝ_i ≈ r³ x_i T/D) straddles there for every element.
+//  2. Once per row, on the first straddle: the exact T = Σ ĝ_j x_j (BigInt, O(D)) and
+//     C = r³T/D as a double-double Ch + Cl. Per element, dx_i = r ĝ_i − x_i C + dres_i by
+//     error-free products and sums in FP64: E ≈ 2^-52|dx| + 2^-99|x_i C| — it decides unless dx
+//     is an exact zero, within ~2^-50 of a rounding boundary or cancels below ~2^-47 relative.
+//  3. Per element: D·dx_i = D r ĝ_i − K x_i + D dres_i (K = r³T) as one exact dyadic, O(1)
+//     BigInt operations; its nearest double decides or hints the exact rounding search, whose
+//     comparisons are sign(D·dx_i + D·(offset − mid)).
+// So the multiprecision work of a row is O(D) once plus O(1) per element that reaches tier 3,
+// never O(D) per element.
+// ---------------------------------------------------------------------------------------------
+
+struct Keys {
+  std::int64_t lo = 0, hi = 0, rounded = 0;  // RN(v − B), RN(v + B), RN(v)
+  bool negative = false;                     // sign of the exact value (a rounded zero's sign)
+};
+
+// The keys from v ∈ [c − E, c + E], or false when FP64 cannot decide them.
+bool keys_from_enclosure(const Grid& g, double c, double E, double B, Keys& k) {
+  const double lo = dn(c - E), hi = up(c + E);
+  auto key = [&](double offset, std::int64_t& out) {
+    out = num::rn_key(offset == 0 ? lo : dn(lo + offset), g);
+    return num::rn_key(offset == 0 ? hi : up(hi + offset), g) == out;
+  };
+  if (!key(0, k.rounded) || !key(-B, k.lo) || !key(B, k.hi)) return false;
+  if (lo > 0 || (c == 0 && E == 0)) k.negative = false;  // an exact zero rounds to +0
+  else if (hi < 0) k.negative = true;
+  else return false;  // rounds to zero, sign open
+  return true;
+}
+
+// The exact search for the keys of a value V/Dsc known exactly through cmp_at(offset, mid) =
+// sign(V/Dsc + offset − mid), hinted by the enclosure [c − E, c + E].
+template <typename CmpAt>
+Keys keys_by_search(const Grid& g, double c, double E, double B, int exact_sign, CmpAt&& cmp_at) {
+  Keys k;
+  auto key = [&](double offset) {
+    const double lo = dn(dn(c - E) + offset);
+    return num::rn_walk(g, num::rn_key(lo, g), [&](double mid) { return cmp_at(offset, mid); });
+  };
+  k.rounded = key(0);
+  k.lo = key(-B);
+  k.hi = key(B);
+  k.negative = exact_sign < 0;
+  return k;
+}
+
+inline void two_sum(double a, double b, double& s, double& e) {
+  s = a + b;
+  const double bb = s - a;
+  e = (a - (s - bb)) + (b - bb);
+}
+inline void two_prod(double a, double b, double& p, double& e) {
+  p = a * b;
+  e = std::fma(a, b, -p);  // exact: no product here underflows below 2^-447 or overflows
+}
+
+// m·2^e with the trailing zero bits of m moved into e (smaller operands for what follows).
+Dyadic normalized(Dyadic v) {
+  if (v.m == 0) return Dyadic();
+  const unsigned tz = boost::multiprecision::lsb(boost::multiprecision::abs(v.m));
+  v.m >>= tz;
+  v.e += static_cast<int>(tz);
+  return v;
+}
+
+// Tier 2 and 3 state of one row.
+struct RowExact {
+  Dyadic DD, DR, K;       // D, D·r and K = r³·T with T = Σ_j ĝ_j x_j (exact)
+  double Ch = 0, Cl = 0;  // C = K/D = Ch + Cl + ζ, |ζ| ≤ 2^-103·|C|
+};
+
+RowExact row_exact(const Plan& p, std::int64_t base, double r) {
+  const BackwardCase& c = *p.c;
+  // T on the fixed exponent 2^-447: dy, x and w = g or 1 + g are multiples of 2^-149.
+  num::BigInt acc = 0;
+  for (std::int64_t j = 0; j < c.dim; ++j) {
+    const float dy = c.dy[base + j], x = c.x[base + j];
+    if (dy == 0 || x == 0) continue;
+    std::int64_t mdy = 0, mx = 0;
+    int edy = 0, ex = 0;
+    num::float_parts(dy, mdy, edy);
+    num::float_parts(x, mx, ex);
+    num::BigInt term = num::BigInt(mdy * mx);  // < 2^48
+    int e = edy + ex;
+    if (!p.no_weight) {
+      std::int64_t mg = 0;
+      int eg = 0;
+      num::float_parts(c.g[j], mg, eg);
+      if (!p.gemma) {
+        term *= mg;
+        e += eg;
+      } else if (mg != 0) {  // 1 + g = (2^-eg + mg)·2^eg, or (1 + mg·2^eg)·2^0 for eg ≥ 0
+        if (eg < 0) {
+          term *= (num::BigInt(1) << -eg) + mg;
+          e += eg;
+        } else {
+          term *= num::BigInt(1) + (num::BigInt(mg) << eg);
+        }
+      }
+    }
+    if (term != 0) acc += term << (e + 447);
+  }
+  RowExact ex;
+  const Dyadic R = normalized(Dyadic(r));
+  ex.DD = normalized(Dyadic(static_cast<double>(c.dim)));
+  ex.DR = ex.DD * R;
+  ex.K = normalized(R * R * R * normalized(Dyadic(acc, -447)));
+  if (ex.K.m != 0) {
+    // Q = floor(|K|·2^s / D)·2^(e−s) with ≥ 126 bits: |K/D − Q| < 2^-125|Q|; Ch = nearest
+    // double of Q (to_double: ≤ 2^-52 relative), Cl of the rest: |Q − Ch − Cl| ≤ 2^-104|Q|.
+    const num::BigInt mag = boost::multiprecision::abs(ex.K.m);
+    const int bits = static_cast<int>(boost::multiprecision::msb(mag)) + 1;
+    const int s = std::max(0, 190 - bits);
+    num::BigInt q = (mag << s) / num::BigInt(c.dim);
+    if (ex.K.m.sign() < 0) q = -q;
+    const Dyadic Q(std::move(q), ex.K.e - s);
+    ex.Ch = num::to_double(Q);
+    ex.Cl = num::to_double(Q - Dyadic(ex.Ch));
+  }
+  return ex;
+}
+
+// Tier 2: dx_i = r ĝ_i − x_i (Ch + Cl) + dres_i. r·dy is exact (24 × 24 bits); the products
+// with w (g, or the exact two-sum of 1 + g) and with Ch are split exactly by two_prod, the big
+// parts subtracted by two_sum; the small parts (each ≤ 2^-52 of a big one, or dres) are summed
+// naively (≤ 7 terms: error ≤ 6·2^-53·Σ|t|), and the final sum rounds once (≤ 2^-53|v|).
+// x_i Cl rounds once (≤ 2^-105|x_i C|) and ζ costs ≤ 2^-103|x_i C|; underflow of the smallest
+// parts costs ≤ a few 2^-1074 times |x_i| + 1. E below covers each with a factor 2 to spare.
+void tier2(const Plan& p, const RowExact& ex, double r, float dy, float g, float x, double dres, double& v,
+           double& E) {
+  double t[7];
+  int n = 0;
+  const double pr = r * static_cast<double>(dy);
+  double ah = pr;
+  if (!p.no_weight && !p.gemma) {
+    two_prod(pr, g, ah, t[n++]);
+  } else if (p.gemma) {
+    double wh = 0, wl = 0, q = 0;
+    two_sum(1.0, g, wh, wl);
+    two_prod(pr, wh, ah, t[n++]);
+    two_prod(pr, wl, q, t[n++]);
+    t[n++] = q;
+  }
+  double bh = 0, sh = 0;
+  two_prod(x, ex.Ch, bh, t[n]);
+  t[n] = -t[n];
+  ++n;
+  t[n++] = -(x * ex.Cl);
+  two_sum(ah, -bh, sh, t[n++]);
+  t[n++] = dres;
+  double tail = 0, tail_abs = 0;
+  for (int k = 0; k < n; ++k) {
+    tail += t[k];
+    tail_abs += std::fabs(t[k]);
+  }
+  v = sh + tail;
+  const double ax = std::fabs(static_cast<double>(x));
+  E = up(up(0x1p-52 * std::fabs(v) + 0x1p-49 * tail_abs + 0x1p-99 * std::fabs(bh)) + (ax + 1) * 0x1p-1000);
+}
+
 // dx of one row: emit(col, acceptance).
 template <typename Emit>
 void dx_row(const Plan& p, std::int64_t ri, Evaluation mode, Emit&& emit) {
@@ -142,7 +311,10 @@ void dx_row(const Plan& p, std::int64_t ri, Evaluation mode, Emit&& emit) {
   double G = 0, A = 0, SG = 0, SX = 0, maxg = 0;
   for (std::int64_t j = 0; j < D && !special; ++j) {
     const double x = c.x[base + j], dy = c.dy[base + j];
-    if (!std::isfinite(x) || !std::isfinite(dy) || (p.add && !std::isfinite(c.dresidual[base + j]))) special = true;
+    // A non-finite weight reaches every element of the row through T (and 0·inf is NaN).
+    if (!std::isfinite(x) || !std::isfinite(dy) || !std::isfinite(p.w[j]) ||
+        (p.add && !std::isfinite(c.dresidual[base + j])))
+      special = true;
     const double gh = dy * p.w[j];
     G += gh * x;
     A += std::fabs(gh * x);
@@ -158,58 +330,69 @@ void dx_row(const Plan& p, std::int64_t ri, Evaluation mode, Emit&& emit) {
     return;
   }
   const double cd = r * G / Dd;
-  // Exact state, built on the first straddle.
-  bool ready = false;
-  Dyadic T, R, R3, DD;
-  auto ensure = [&] {
-    if (ready) return;
-    T = Dyadic();
-    for (std::int64_t j = 0; j < D; ++j)
-      T = T + Dyadic(static_cast<double>(c.dy[base + j])) * exact_weight(p, j) * Dyadic(static_cast<double>(c.x[base + j]));
-    R = Dyadic(r);
-    R3 = R * R * R;
-    DD = Dyadic(Dd);
-    ready = true;
-  };
+  RowExact ex;  // tiers 2 and 3, built on the first element tier 1 cannot decide
+  bool ex_ready = false;
   const double u = num::kU;
   for (std::int64_t i = 0; i < D; ++i) {
-    const double x = c.x[base + i];
-    const double gh = c.dy[base + i] * p.w[i];
+    const float xf = c.x[base + i], dyf = c.dy[base + i];
+    const double x = xf;
+    const double gh = dyf * p.w[i];
     const double xh = x * r;
     const double dres = p.add ? static_cast<double>(c.dresidual[base + i]) : 0.0;
     const double dxd = (r * gh - r * (xh * cd)) + dres;
+    // Exactly dres when ĝ_i = 0 and x_i·T = 0 (A = 0 means every product ĝ_j x_j is exactly 0:
+    // none of them underflows in FP64).
+    const bool exact_d = gh == 0 && (x == 0 || A == 0);
     const double errd =
-        num::kU53 * (5 * r * std::fabs(gh) + (Dd + 10) * r * std::fabs(xh) * c_abs + 2 * std::fabs(dxd) + 2 * std::fabs(dres)) * 1.01 +
-        0x1p-1000;
+        exact_d ? 0.0
+                : num::kU53 * (5 * r * std::fabs(gh) + (Dd + 10) * r * std::fabs(xh) * c_abs + 2 * std::fabs(dxd) +
+                               2 * std::fabs(dres)) * 1.01 + 0x1p-1000;
     const double eta = num::kEta + 0x1p-149 * r * (2 + std::fabs(cd) + std::fabs(xh) * (2 + (SG + SX) / Dd));
     double B = u * (3 * r * std::fabs(gh) + (p.kd_row + 8) * r * std::fabs(xh) * c_abs) * p.factor_row;
     if (p.add) B += u * (std::fabs(dxd) + errd + std::fabs(dres)) * p.factor_row;
     B = up(up(B) + eta);
+    Keys k;
+    double best = dxd;  // the most accurate approximation of dx at hand (reports)
     bool fb = false;
-    auto key_for = [&](double offset) {  // RN_x(dx + offset)
-      const double lo = dn(dn(dxd - errd) + offset), hi = up(up(dxd + errd) + offset);
-      auto cmp = [&](double mid) {
-        ensure();
-        const Dyadic dy_w = Dyadic(static_cast<double>(c.dy[base + i])) * exact_weight(p, i);
-        // D·(dx_i + offset − mid) = D r ĝ_i − r³ x_i T + D (dres_i + offset − mid)
-        const Dyadic v = DD * R * dy_w - R3 * Dyadic(x) * T + DD * (Dyadic(dres) + Dyadic(offset) - Dyadic(mid));
-        return v.sign();
-      };
-      return decide(p.gx, lo, hi, mode, fb, cmp);
-    };
+    if (mode != Evaluation::fast || !keys_from_enclosure(p.gx, dxd, errd, B, k)) {
+      fb = true;
+      if (!ex_ready) {
+        ex = row_exact(p, base, r);
+        ex_ready = true;
+      }
+      bool done = false;
+      if (mode == Evaluation::fast) {
+        double v = 0, E = 0;
+        tier2(p, ex, r, dyf, p.no_weight ? 1.0f : c.g[i], xf, dres, v, E);
+        best = v;
+        done = keys_from_enclosure(p.gx, v, E, B, k);
+      }
+      if (!done) {
+        // Tier 3: V = D·dx_i exactly.
+        const Dyadic V = ex.DR * (Dyadic(static_cast<double>(dyf)) * exact_weight(p, i)) - ex.K * Dyadic(x) +
+                         ex.DD * Dyadic(dres);
+        const double vd = V.sign() == 0 ? 0.0 : num::to_double(V) / Dd;
+        const double E = V.sign() == 0 ? 0.0 : up(0x1p-50 * std::fabs(vd)) + 0x1p-1000;
+        best = vd;
+        if (mode != Evaluation::fast || !keys_from_enclosure(p.gx, vd, E, B, k))
+          k = keys_by_search(p.gx, vd, E, B, V.sign(), [&](double offset, double mid) {
+            // D·(dx_i + offset − mid)
+            return (V + ex.DD * (Dyadic(offset) - Dyadic(mid))).sign();
+          });
+      }
+    }
     KeyAcceptance a;
     a.kind = Kind::range;
-    a.lo = key_for(-B);
-    a.hi = key_for(B);
-    const std::int64_t kr = key_for(0);
-    a.rounded = num::bits_of_key(kr, p.gx, dxd < 0);
-    a.exact = dxd;
+    a.lo = k.lo;
+    a.hi = k.hi;
+    a.rounded = num::bits_of_key(k.rounded, p.gx, k.negative);
+    a.exact = best;
     a.fallback = fb;
     emit(i, a);
   }
 }
 
-// dg of one column.
+// dg of one column: tier 1 from the FP64 sum, then (once per column, O(R)) the exact sum.
 KeyAcceptance dg_column(const Plan& p, std::int64_t i, Evaluation mode) {
   const BackwardCase& c = *p.c;
   const std::int64_t D = c.dim;
@@ -225,51 +408,76 @@ KeyAcceptance dg_column(const Plan& p, std::int64_t i, Evaluation mode) {
   }
   if (A > kFltMax) return any_acceptance(G);
   const double R = static_cast<double>(c.rows);
-  const double errd = (R + 2) * num::kU53 * A * 1.01 + 0x1p-1000;
+  // A = 0: every term is exactly 0 (no FP64 product of fp32 values underflows), so is G.
+  const double errd = A == 0 ? 0.0 : (R + 2) * num::kU53 * A * 1.01 + 0x1p-1000;
   const double eta = num::kEta + 0x1p-149 * (R + SDY);
   const double B = up(up((p.kd_dg + 2) * num::kU * A * p.factor_dg) + eta);
+  Keys k;
+  double best = G;
   bool fb = false;
-  bool ready = false;
-  Dyadic ex;
-  auto key_for = [&](double offset) {
-    const double lo = dn(dn(G - errd) + offset), hi = up(up(G + errd) + offset);
-    auto cmp = [&](double mid) {
-      if (!ready) {
-        for (std::int64_t r = 0; r < c.rows; ++r)
-          ex = ex + Dyadic(static_cast<double>(c.dy[r * D + i])) * Dyadic(static_cast<double>(c.x[r * D + i])) *
-                        Dyadic(static_cast<double>(c.rstd[static_cast<std::size_t>(r)]));
-        ready = true;
-      }
-      return num::compare(ex + Dyadic(offset), Dyadic(mid));
-    };
-    return decide(p.gdg, lo, hi, mode, fb, cmp);
-  };
+  if (mode != Evaluation::fast || !keys_from_enclosure(p.gdg, G, errd, B, k)) {
+    fb = true;
+    Dyadic ex;
+    for (std::int64_t r = 0; r < c.rows; ++r)
+      ex = ex + Dyadic(static_cast<double>(c.dy[r * D + i])) * Dyadic(static_cast<double>(c.x[r * D + i])) *
+                    Dyadic(static_cast<double>(c.rstd[static_cast<std::size_t>(r)]));
+    const double gd = ex.sign() == 0 ? 0.0 : num::to_double(ex);
+    const double E = ex.sign() == 0 ? 0.0 : up(0x1p-51 * std::fabs(gd)) + 0x1p-1000;
+    best = gd;
+    if (mode != Evaluation::fast || !keys_from_enclosure(p.gdg, gd, E, B, k))
+      k = keys_by_search(p.gdg, gd, E, B, ex.sign(), [&](double offset, double mid) {
+        return num::compare(ex + Dyadic(offset), Dyadic(mid));
+      });
+  }
   KeyAcceptance a;
   a.kind = Kind::range;
-  a.lo = key_for(-B);
-  a.hi = key_for(B);
-  a.rounded = num::bits_of_key(key_for(0), p.gdg, G < 0);
-  a.exact = G;
+  a.lo = k.lo;
+  a.hi = k.hi;
+  a.rounded = num::bits_of_key(k.rounded, p.gdg, k.negative);
+  a.exact = best;
   a.fallback = fb;
   return a;
 }
 
 // Runs dx over rows and dg over columns in parallel; emit_dx(thread, row, col, a),
-// emit_dg(thread, col, a).
+// emit_dg(thread, col, a). An exception from one row or column (it must never leave the
+// OpenMP region: that terminates the process) is kept, the earliest by position, in `error`.
 template <typename EmitDx, typename EmitDg>
-void run_backward(const Plan& p, Evaluation mode, bool want_dg, EmitDx&& emit_dx, EmitDg&& emit_dg) {
+void run_backward(const Plan& p, Evaluation mode, bool want_dg, EmitDx&& emit_dx, EmitDg&& emit_dg,
+                  std::string& error) {
   const BackwardCase& c = *p.c;
-#pragma omp parallel if (c.rows * c.dim >= (1 << 14))
+  const int nt = std::max(1, omp_get_max_threads());
+  std::vector<judge::RowError> errors(static_cast<std::size_t>(nt));
+#pragma omp parallel num_threads(nt) if (c.rows * c.dim >= (1 << 14))
   {
     const int t = omp_get_thread_num();
+    judge::RowError& err = errors[static_cast<std::size_t>(t)];
 #pragma omp for schedule(dynamic, 4)
-    for (std::int64_t r = 0; r < c.rows; ++r)
-      dx_row(p, r, mode, [&](std::int64_t col, const KeyAcceptance& a) { emit_dx(t, r, col, a); });
+    for (std::int64_t r = 0; r < c.rows; ++r) {
+      try {
+        dx_row(p, r, mode, [&](std::int64_t col, const KeyAcceptance& a) { emit_dx(t, r, col, a); });
+      } catch (const std::exception& e) {
+        err.keep(r, "dx of row " + std::to_string(r) + ": " + e.what());
+      } catch (...) {
+        err.keep(r, "dx of row " + std::to_string(r) + ": unknown exception");
+      }
+    }
     if (want_dg) {
 #pragma omp for schedule(dynamic, 16)
-      for (std::int64_t i = 0; i < c.dim; ++i) emit_dg(t, i, dg_column(p, i, mode));
+      for (std::int64_t i = 0; i < c.dim; ++i) {
+        try {
+          emit_dg(t, i, dg_column(p, i, mode));
+        } catch (const std::exception& e) {
+          err.keep(c.rows + i, "dg[" + std::to_string(i) + "]: " + e.what());
+        } catch (...) {
+          err.keep(c.rows + i, "dg[" + std::to_string(i) + "]: unknown exception");
+        }
+      }
     }
   }
+  judge::RowError first;
+  for (const auto& e : errors) first.merge(e);
+  error = first.message();
 }
 
 }  // namespace
@@ -303,7 +511,9 @@ Verdict check_backward(const BackwardCase& c, const BackwardResult& got, AccumSh
       },
       [&](int t, std::int64_t col, const KeyAcceptance& a) {
         judge::judge(a, got.dg[static_cast<std::size_t>(col)], p.gdg, "dg", 1, -1, col, tallies[t]);
-      });
+      },
+      v.error);
+  if (!v.error.empty()) { v.pass = false; return v; }
   judge::Tally all;
   for (const auto& t : tallies) all.merge(t);
   v.profile = all.profile;
@@ -331,7 +541,9 @@ BackwardAcceptance backward_acceptance(const BackwardCase& c, AccumShape row_sha
       [&](int t, std::int64_t col, const KeyAcceptance& a) {
         if (a.fallback) ++fb[t];
         out.dg[static_cast<std::size_t>(col)] = judge::to_public(a, p.gdg);
-      });
+      },
+      out.error);
+  if (!out.error.empty()) { out.dx.clear(); out.dg.clear(); return out; }
   for (auto f : fb) out.fallbacks += f;
   return out;
 }

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
+#include <string>
 
 #include "forward_plan.h"
 
@@ -23,20 +25,35 @@ std::uint32_t bits_of_float(float f) { std::uint32_t b; std::memcpy(&b, &f, 4); 
 // Below this many elements a case runs on one thread (thread start-up costs more).
 constexpr std::int64_t kParallelMin = 1 << 14;
 
-// Runs make_sink(thread) once per thread and evaluate_row on every row.
+// Runs make_sink(thread) once per thread and evaluate_row on every row. An exception from a
+// row never leaves the OpenMP region (that would terminate the process): the earliest row's
+// is returned through `error` ("" when none), and the caller reports it instead of a result.
 template <typename SinkT, typename Make>
-std::vector<SinkT> run_rows(const fwd::Plan& p, const fwd::RowOptions& o, Make&& make_sink) {
+std::vector<SinkT> run_rows(const fwd::Plan& p, const fwd::RowOptions& o, Make&& make_sink, std::string& error) {
   const int nt = std::max(1, omp_get_max_threads());
   std::vector<SinkT> sinks;
   sinks.reserve(static_cast<std::size_t>(nt));
   for (int t = 0; t < nt; ++t) sinks.push_back(make_sink());
+  std::vector<judge::RowError> errors(static_cast<std::size_t>(nt));
   const std::int64_t rows = p.c->rows;
 #pragma omp parallel num_threads(nt) if (rows * p.c->dim >= kParallelMin)
   {
-    SinkT& sink = sinks[static_cast<std::size_t>(omp_get_thread_num())];
+    const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
+    SinkT& sink = sinks[t];
 #pragma omp for schedule(dynamic, 4)
-    for (std::int64_t r = 0; r < rows; ++r) fwd::evaluate_row(p, r, o, sink);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      try {
+        fwd::evaluate_row(p, r, o, sink);
+      } catch (const std::exception& e) {
+        errors[t].keep(r, "row " + std::to_string(r) + ": " + e.what());
+      } catch (...) {
+        errors[t].keep(r, "row " + std::to_string(r) + ": unknown exception");
+      }
+    }
   }
+  judge::RowError first;
+  for (const auto& e : errors) first.merge(e);
+  error = first.message();
   return sinks;
 }
 
@@ -110,7 +127,13 @@ ForwardAcceptance collect(const ForwardCase& c, AccumShape shape, const fwd::Row
   if (p.dynamic && o.want_scale) out.scale.resize(static_cast<std::size_t>(c.rows * p.groups));
   if (p.fused) out.h.resize(n);
   if (rstd_enclosure) rstd_enclosure->resize(static_cast<std::size_t>(c.rows));
-  auto sinks = run_rows<CollectSink>(p, o, [&] { return CollectSink(&p, &out, rstd_enclosure); });
+  auto sinks = run_rows<CollectSink>(p, o, [&] { return CollectSink(&p, &out, rstd_enclosure); }, out.error);
+  if (!out.error.empty()) {  // no partial answers: the same empty result as an invalid case
+    ForwardAcceptance failed;
+    failed.error = out.error;
+    if (rstd_enclosure) rstd_enclosure->clear();
+    return failed;
+  }
   for (const auto& s : sinks) out.fallbacks += s.fallbacks;
   return out;
 }
@@ -145,7 +168,8 @@ Verdict check_forward(const ForwardCase& c, const ForwardResult& got, AccumShape
   if (!v.error.empty()) { v.pass = false; return v; }
   fwd::RowOptions o;
   o.kernel_scale = p.dynamic ? &got.scale : nullptr;
-  auto sinks = run_rows<CheckSink>(p, o, [&] { return CheckSink(&p, &got); });
+  auto sinks = run_rows<CheckSink>(p, o, [&] { return CheckSink(&p, &got); }, v.error);
+  if (!v.error.empty()) { v.pass = false; return v; }
   judge::Tally all;
   for (const auto& s : sinks) all.merge(s.tally);
   v.profile = all.profile;

@@ -24,7 +24,8 @@ struct Plan {
   std::int64_t groups = 0, group_width = 0;  // scales per row and columns per scale
   std::vector<double> w;                     // the weight in FP64 (gemma: fl(1 + g))
   double w_rel = 0;                          // relative FP64 error of |x|·|w| (0, or 2u53 for gemma)
-  double max_abs_w = 0;
+  double max_abs_w = 0;                      // over the finite weights
+  bool weights_finite = true;                // no inf or NaN weight
 };
 
 // Build the plan; "" or the reason the case is invalid.

@@ -35,9 +35,6 @@ using num::up;
 namespace {
 
 constexpr double kFltMax = 3.4028234663852886e38;
-// Below this mean square the fp32 squares of the kernel model underflow so much that its bound
-// carries no information (relative term 2^-149/m ≥ 2^-9): such rows are outside the domain.
-constexpr double kTinyMean = 0x1p-140;
 constexpr double kSecondOrder = 1.0 + 0x1p-20;
 
 bool is_storage_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
@@ -141,7 +138,11 @@ std::string make_plan(const ForwardCase& c, AccumShape shape, Plan& p) {
       p.w[j] = p.gemma ? 1.0 + static_cast<double>(c.g[j]) : static_cast<double>(c.g[j]);
   p.w_rel = p.gemma ? 2 * num::kU53 : 0.0;
   p.max_abs_w = 0;
-  for (double wj : p.w) p.max_abs_w = std::max(p.max_abs_w, std::fabs(wj));
+  p.weights_finite = true;
+  for (double wj : p.w) {
+    if (std::isfinite(wj)) p.max_abs_w = std::max(p.max_abs_w, std::fabs(wj));
+    else p.weights_finite = false;
+  }
   return "";
 }
 
@@ -154,27 +155,35 @@ struct Row {
   std::int64_t index = 0;
   std::vector<float> xs;  // the normalized input (RN_x(h + o) with fused add)
   Domain domain = Domain::normal;
-  double r = 0, rel_r = 0, under = 0;
+  double r = 0, rel_r = 0;
+  // The kernel's underflow (see evaluate_row): an additive relative term `under`, or, for a
+  // large one, multiplicative factors on the acceptance ends (then under = 0).
+  double under = 0, f_lo = 1, f_hi = 1;
   bool exact_ready = false;
   Dyadic Q, Dd;
 
   void ensure_exact() {
     if (exact_ready) return;
-    // S = Σ x_j² on the fixed exponent 2^-298 (x = m·2^e with e ≥ -149, |m| < 2^24).
+    // S = Σ x_j² on the fixed exponent 2^-298 (x = m·2^e with e ≥ -149, |m| < 2^24, so every
+    // shift 2e + 298 is ≥ 0 — subnormal x included: normalizing them with frexp gave e down to
+    // -172 and a negative shift, which Boost reports by throwing).
     num::BigInt acc = 0;
     for (float v : xs) {
       if (v == 0) continue;
-      int ex = 0;
-      const float fr = std::frexp(v, &ex);
-      const std::int64_t m = static_cast<std::int64_t>(std::ldexp(fr, 24));
-      const int e = ex - 24;
-      num::BigInt sq = num::BigInt(m) * m;
+      std::int64_t m = 0;
+      int e = 0;
+      num::float_parts(v, m, e);
+      num::BigInt sq = num::BigInt(m * m);
       acc += sq << (2 * e + 298);
     }
     Dd = Dyadic(static_cast<double>(p->c->dim));
     Q = Dyadic(acc, -298) + Dd * Dyadic(static_cast<double>(p->c->eps));
     exact_ready = true;
   }
+  // The factors A of the acceptance ends |v|·A for a kernel bound e (relative, without the
+  // underflow): A_lo ≤ (1 − e − under)·f_lo and A_hi ≥ (1 + e + under)·f_hi, rounded outward.
+  double lower(double e) const { return f_lo == 1 ? dn(1 - (e + under)) : dn(dn(1 - e) * f_lo); }
+  double upper(double e) const { return f_hi == 1 ? up(1 + (e + under)) : up(up(1 + e) * f_hi); }
   Dyadic exact_weight(std::int64_t j) const {
     if (p->no_weight) return Dyadic(1.0);
     if (p->gemma) return Dyadic(1.0) + Dyadic(static_cast<double>(p->c->g[j]));
@@ -297,10 +306,12 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   // Domain and FP64 r.
   bool special = false;
   double S = 0;
+  std::int64_t tiny_squares = 0;  // nonzero x_j with x_j² below FLT_MIN: fp32 squares that underflow
   for (std::int64_t j = 0; j < D; ++j) {
     const double v = row.xs[j];
     if (!std::isfinite(v)) special = true;
     S += v * v;
+    if (v != 0 && std::fabs(v) < 0x1p-63) ++tiny_squares;
   }
   const double Dd = static_cast<double>(D);
   const double rel_S = (Dd - 1) * num::kU53 * kSecondOrder;
@@ -318,14 +329,56 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       const Dyadic Sx = row.Q - row.Dd * Dyadic(static_cast<double>(c.eps));
       over = num::compare(Sx, Dyadic(kFltMax)) > 0;
     }
-    if (over || m < kTinyMean) row.domain = Row::Domain::any;
+    // The quantity under the root overflowing fp32 is outside the domain as well: the kernel's
+    // m̂ = fl(μ̂ + eps) is +inf (r̂ = 0, y = 0) once μ̂ + eps ≥ FLT_MAX + ulp/2 = 0x1.ffffffp127,
+    // with μ̂ ≤ μ(1 + 2·eps_r) (the fp32 sum and division; eps is exact). Where that may happen
+    // the row accepts any output (the same rule in both evaluation modes).
+    if (!over) over = up(up(up(S_hi / Dd) * (1 + 2 * p.eps_r)) + static_cast<double>(c.eps)) >= 0x1.ffffffp127;
+    if (over) row.domain = Row::Domain::any;
   }
   if (row.domain == Row::Domain::normal) {
     row.r = 1.0 / std::sqrt(m);
     row.rel_r = ((Dd + 1) / 2 + 3) * num::kU53 * kSecondOrder;
-    // Kernel model: fp32 squares and the division by D can underflow, each by at most 2^-150
-    // absolutely, so m̂ errs by ≤ 2^-149 more and r by the relative 2^-150/m; 2^-149/m covers it.
-    row.under = up(0x1p-149 / dn(m * (1 - rel_m)));
+    // Underflow in the kernel model. m = μ + eps with μ = S/D; the kernel computes
+    // m̂ = fl(fl(Σ_j fl(x_j²))/D) + eps) in fp32. Besides the relative errors of eps_r:
+    //  * a square x_j² < 2^-126 (|x_j| < 2^-63) is rounded to the subnormal grid: absolute error
+    //    ≤ 2^-150 each; additions of fp32 values are exact while the sum is subnormal, so the
+    //    sum carries ≤ n·2^-150 absolute (n = tiny_squares ≤ D), which the division by D turns
+    //    into ≤ (n/D)·2^-150 on the mean — the factor D cancels: the kernels divide the sum;
+    //  * the division itself, when its result is subnormal (μ < 2^-126): ≤ 2^-150 more;
+    //  * + eps adds nothing absolute (a sum of two multiples of 2^-149 below 2^-126 is exact).
+    // So m̂ ∈ [m(1 − ε_m) − α, m(1 + ε_m) + α] with α = α0·(1 + 2·eps_r), α0 = 2^-150·(n/D +
+    // [μ < 2^-126]), where (1 + 2·eps_r) bounds the later roundings of the absolute part and
+    // ε_m ≤ 2·eps_r (eps_r ≥ (k+d)u/2 + 5u, ε_m ≤ (k+d+2)u). With δ_hi = α/(m_lo(1 − 2 eps_r))
+    // and δ_lo = α/m_lo (m_lo ≤ m):
+    //   r̂ ≤ r(1 + eps_r)·(1 − δ_hi)^(-1/2),   r̂ ≥ r(1 − eps_r)·(1 + δ_lo)^(-1/2),
+    // and every later quantity (y, llama's t, FP8 scales and q) carries the same two factors.
+    //  * δ_hi ≤ 1/4 (and eps_r ≤ 1/16, true of every shape here): (1 − δ)^(-1/2) ≤ 1 + 0.62δ on
+    //    [0, 1/4] (convex: below its chord) and (1 + δ)^(-1/2) ≥ 1 − δ/2, so the additive term
+    //    under = α0/m_lo covers both ends with their cross terms (0.62·δ_hi·(1 + eps_r) ≤
+    //    0.62·1.37·under ≤ under; δ_lo/2 ≤ under): the bound is e + under (relative), as in the
+    //    rest of the model. This includes every row with eps ≥ 2^-100 (under ≤ 2^-49, whatever
+    //    the squares do: eps keeps m̂ away from the underflow) and, with eps = 0, every row with
+    //    μ ≥ 2^-147.
+    //  * 1/4 < δ_hi < 1: the ends take the factors (1 − δ_hi)^(-1/2) and (1 + δ_lo)^(-1/2).
+    //  * δ_hi ≥ 1: m̂ may be 0 (r̂ = inf); only there is the bound void and any output accepted.
+    // An all-zero row with eps > 0 has α = 0: m̂ = eps exactly, judged with no underflow term.
+    const double m_lo = dn(m * (1 - rel_m));
+    const double mu = S / Dd;
+    const double alpha0 = 0x1p-150 * (static_cast<double>(tiny_squares) / Dd + (S > 0 && mu < 0x1p-125 ? 1.0 : 0.0));
+    const double two_er = 2 * p.eps_r;
+    const double alpha = up(up(alpha0) * (1 + two_er));
+    const double d_hi = up(alpha / dn(m_lo * (1 - two_er))), d_lo = up(alpha / m_lo);
+    if (alpha0 == 0) {
+      row.under = 0;
+    } else if (d_hi <= 0.25 && two_er <= 0.125) {
+      row.under = up(up(alpha0) / m_lo);
+    } else if (d_hi < 1) {
+      row.f_hi = up(1.0 / dn(std::sqrt(dn(1 - d_hi))));
+      row.f_lo = dn(1.0 / up(std::sqrt(up(1 + d_lo))));
+    } else {
+      row.domain = Row::Domain::any;
+    }
   }
 
   // rstd: r̂ ∈ [RN32(r(1 − eps_r)), RN32(r(1 + eps_r))].
@@ -338,11 +391,11 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     } else {
       const double rel = row.rel_r + num::kU53;
       const double rlo = dn(row.r * (1 - rel)), rhi = up(row.r * (1 + rel));
-      const double e = p.eps_r + row.under;
+      const double e = p.eps_r;
       bool fb = false;
       auto getN = [&] { row.ensure_exact(); return row.Dd; };  // r = sqrt(D/Q)
-      const std::int64_t kl = key_of(row, p.g32, rlo, rhi, dn(1 - e), 0, 1, mode, fb, getN);
-      const std::int64_t kh = key_of(row, p.g32, rlo, rhi, up(1 + e), 0, 1, mode, fb, getN);
+      const std::int64_t kl = key_of(row, p.g32, rlo, rhi, row.lower(e), 0, 1, mode, fb, getN);
+      const std::int64_t kh = key_of(row, p.g32, rlo, rhi, row.upper(e), 0, 1, mode, fb, getN);
       const std::int64_t kr = key_of(row, p.g32, rlo, rhi, 1.0, 0, 1, mode, fb, getN);
       sink.rstd(ri, signed_range(kl, kh, kr, false, p.g32, row.r, fb), rlo, rhi);
     }
@@ -369,6 +422,10 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   std::vector<char> s_valid(static_cast<std::size_t>(p.groups), 1);
   struct ExactScale { bool amax_branch = false; std::int64_t jstar = -1; double value = 0; };
   std::vector<ExactScale> s_exact(static_cast<std::size_t>(p.groups));
+  // A non-finite weight (inf, or NaN) is outside the guaranteed domain: y_j = x_j·r·w_j is ±inf
+  // or NaN (0·inf), and with dynamic FP8 scales it reaches the scale of its group — for FP8 the
+  // whole row is then out of the domain, otherwise only its own column (below).
+  if (p.quant && !p.weights_finite && row.domain == Row::Domain::normal) row.domain = Row::Domain::any;
   if (p.quant && row.domain == Row::Domain::normal) {
     for (std::int64_t b = 0; b < p.groups; ++b) {
       ExactScale& es = s_exact[b];
@@ -397,7 +454,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       // The kernel's s = max(amax̂/max, floor): amax̂ within eps32 (relative) of amax, one more
       // rounding for the division → s within (eps32 + u) of the exact s (max is monotone).
       // (The absolute slack of y is irrelevant here: the amax branch needs amax > 2^-9.)
-      const double e = p.eps32 + row.under + num::kU;
+      const double e = p.eps32 + num::kU;
       auto scale_key = [&](double A) -> std::int64_t {
         if (es.amax_branch) {
           double yd, ylo, yhi;
@@ -407,7 +464,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
         const Dyadic v = Dyadic(static_cast<double>(p.floor32)) * Dyadic(A);
         return key_of_dyadic(p.g32, dn(p.floor32 * A), up(p.floor32 * A), v, mode, fb);
       };
-      const std::int64_t kl = scale_key(dn(1 - e)), kh = scale_key(up(1 + e)), kr = scale_key(1.0);
+      const std::int64_t kl = scale_key(row.lower(e)), kh = scale_key(row.upper(e)), kr = scale_key(1.0);
       const KeyAcceptance acc = signed_range(kl, kh, kr, false, p.g32, es.value, fb);
       if (o.want_scale) sink.scale(ri, b, acc);
       double s = rmsnorm::decode(acc.rounded, DType::f32);
@@ -437,8 +494,8 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     const double r = row.r;
     const double rel = row.rel_r + p.w_rel + 3 * num::kU53;
     const double below = 1 - rel, above = 1 + rel;
-    const double e = p.eps32 + row.under;
-    const double A_lo = dn(1 - e), A_hi = up(1 + e);
+    const double e = p.eps32;
+    const double A_lo = row.lower(e), A_hi = row.upper(e);
     // Where η_j ≤ |y_j|·2^-58, the absolute η folds into a relative factor 1 ∓ 2^-58: then each
     // acceptance end is yd times one precomputed constant (rounded outward once here and once
     // per element). Below that magnitude the general loop keeps η explicit.
@@ -454,7 +511,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     for (std::int64_t j = 0; j < D; ++j) {
       const double P = std::fabs(static_cast<double>(xs[j]) * w[j]);
       const double yd = P * r;
-      if (!(yd >= y_min)) continue;  // zero or tiny: general loop
+      if (!(yd >= y_min) || !(yd <= std::numeric_limits<double>::max())) continue;  // zero, tiny or non-finite: general loop
       const std::int64_t kr = num::rn_key(dn(yd * below), g);
       if (num::rn_key(up(yd * above), g) != kr) continue;
       const std::int64_t kl = num::rn_key(dn(yd * cL_lo), g);
@@ -480,6 +537,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
                             std::numeric_limits<double>::quiet_NaN()));
       continue;
     }
+    if (!std::isfinite(p.w[j])) { ys[j] = of_kind(Kind::any); continue; }
     const float xj = row.xs[j];
     const bool neg = y_negative(j);
     const bool zero = xj == 0 || p.w[j] == 0;
@@ -491,10 +549,10 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       double td, tlo, thi;
       enclose(j, false, td, tlo, thi);
       bool fb = false;
-      const double e = p.eps_t + row.under;
+      const double e = p.eps_t;
       auto getN = [&] { return row.N(j, false); };
-      const std::int64_t ktl = key_of(row, p.gx, tlo, thi, dn(1 - e), -num::kEta, 1, mode, fb, getN);
-      const std::int64_t kth = key_of(row, p.gx, tlo, thi, up(1 + e), num::kEta, 1, mode, fb, getN);
+      const std::int64_t ktl = key_of(row, p.gx, tlo, thi, row.lower(e), -num::kEta, 1, mode, fb, getN);
+      const std::int64_t kth = key_of(row, p.gx, tlo, thi, row.upper(e), num::kEta, 1, mode, fb, getN);
       const std::int64_t ktr = key_of(row, p.gx, tlo, thi, 1.0, 0, 1, mode, fb, getN);
       const double ag = std::fabs(static_cast<double>(c.g[j]));
       auto y_key = [&](std::int64_t kt, double factor, double B) {
@@ -519,9 +577,9 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     const double eta = eta_of(j);
     if (!p.quant) {
       // ŷ ∈ [RN_out(|y|(1 − eps32) − η), RN_out(|y|(1 + eps32) + η)], signed by y.
-      const double e = p.eps32 + row.under;
-      const std::int64_t kl = key_of(row, gy, ylo, yhi, dn(1 - e), -eta, 1, mode, fb, getN);
-      const std::int64_t kh = key_of(row, gy, ylo, yhi, up(1 + e), eta, 1, mode, fb, getN);
+      const double e = p.eps32;
+      const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, 1, mode, fb, getN);
+      const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, 1, mode, fb, getN);
       const std::int64_t kr = key_of(row, gy, ylo, yhi, 1.0, 0, 1, mode, fb, getN);
       ys[j] = (signed_range(kl, kh, kr, neg, gy, yd, fb));
       continue;
@@ -531,9 +589,9 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     const std::int64_t b = j / p.group_width;
     if (!s_valid[b]) { ys[j] = (of_kind(Kind::any)); continue; }  // the scale itself fails
     const double s = s_used[b];
-    const double e = p.eps32 + row.under + 2 * num::kU;
-    const std::int64_t kl = key_of(row, gy, ylo, yhi, dn(1 - e), -eta, s, mode, fb, getN);
-    const std::int64_t kh = key_of(row, gy, ylo, yhi, up(1 + e), eta, s, mode, fb, getN);
+    const double e = p.eps32 + 2 * num::kU;
+    const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, s, mode, fb, getN);
+    const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, s, mode, fb, getN);
     std::int64_t kr;
     double exact_q = yd / s;
     const ExactScale& es = s_exact[b];

@@ -12,9 +12,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
 
 #include <boost/multiprecision/cpp_bin_float.hpp>
 
+#include "oracle/judge.h"
 #include "oracle/oracle.h"
 
 namespace oracle {
@@ -76,17 +80,29 @@ GradientCheck check_gradient_central(const BackwardCase& c0, const BackwardValue
     return g;
   }
   const double Dd = static_cast<double>(D), eps = c.eps;
+  // Exceptions (Boost.Multiprecision) never leave an OpenMP region: the earliest is reported.
+  const int nt = std::max(1, omp_get_max_threads());
+  std::vector<judge::RowError> errors(static_cast<std::size_t>(nt));
+  auto guarded = [&](std::int64_t position, const char* what, auto&& body) {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      errors[static_cast<std::size_t>(omp_get_thread_num())].keep(position, what + std::to_string(position) + ": " + e.what());
+    } catch (...) {
+      errors[static_cast<std::size_t>(omp_get_thread_num())].keep(position, what + std::to_string(position) + ": unknown exception");
+    }
+  };
   std::vector<RowSums> sums(static_cast<std::size_t>(R));
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t r = 0; r < R; ++r) sums[r] = row_sums(c, r);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (std::int64_t r = 0; r < R; ++r) guarded(r, "gradient row sums ", [&] { sums[r] = row_sums(c, r); });
 
   // dx: row by row.
   std::vector<double> rel_dx(static_cast<std::size_t>(R * D), 0.0), central_dx(static_cast<std::size_t>(R * D), 0.0);
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t r = 0; r < R; ++r) {
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 1)
+  for (std::int64_t r = 0; r < R; ++r) guarded(R + r, "gradient dx row ", [&] {
     const RowSums& s = sums[r];
     const double m = s.S / Dd + eps;
-    if (!(m > 0) || !std::isfinite(m)) continue;  // eps = 0 zero row: no gradient (NaN)
+    if (!(m > 0) || !std::isfinite(m)) return;  // eps = 0 zero row: no gradient (NaN)
     const double rr = 1.0 / std::sqrt(m), rms = std::sqrt(m);
     const double c_abs = rr * rr * s.A / Dd;  // (1/D)Σ|ĝ x̂|
     for (std::int64_t i = 0; i < D; ++i) {
@@ -111,12 +127,12 @@ GradientCheck check_gradient_central(const BackwardCase& c0, const BackwardValue
       central_dx[r * D + i] = cd;
       rel_dx[r * D + i] = std::fabs(analytic.dx[r * D + i] - cd) / mag;
     }
-  }
+  });
   // dg: L is linear in each g_i; the central difference perturbs g_i in every row at once.
   std::vector<double> rel_dg(static_cast<std::size_t>(want_dg ? D : 0), 0.0), central_dg(rel_dg.size(), 0.0);
   if (want_dg) {
-#pragma omp parallel for schedule(dynamic, 16)
-    for (std::int64_t i = 0; i < D; ++i) {
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < D; ++i) guarded(2 * R + i, "gradient dg column ", [&] {
       const double h = 1e-6 * std::max(std::fabs(static_cast<double>(c.g[i])), 1.0);
       double Lp = 0, Lm = 0, mag = 1e-300, sumabs = 0;
       for (std::int64_t r = 0; r < R; ++r) {
@@ -148,7 +164,14 @@ GradientCheck check_gradient_central(const BackwardCase& c0, const BackwardValue
       }
       central_dg[i] = cd;
       rel_dg[i] = std::fabs(analytic.dg[i] - cd) / mag;
-    }
+    });
+  }
+  judge::RowError first;
+  for (const auto& e : errors) first.merge(e);
+  if (!first.message().empty()) {
+    g.pass = false;
+    g.first_failure = first.message();
+    return g;
   }
   for (std::int64_t k = 0; k < R * D; ++k) {
     if (rel_dx[k] > g.max_rel_dx) g.max_rel_dx = rel_dx[k];

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "harness/catch.h"
 #include "oracle/oracle.h"
@@ -232,4 +234,167 @@ TEST_CASE("backward: a sum instead of the mean in c is caught", "[oracle][accept
   const Verdict v = check_backward(c, wrong, kShape, AccumShape{1, 2});
   CHECK_FALSE(v.pass);
   CHECK(v.first_failure.rfind("dx[0,", 0) == 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Regressions (corpora/regressions/forward_*.case).
+// ---------------------------------------------------------------------------------------------
+namespace {
+float subnormal_value(std::mt19937_64& rng) {  // k·2^-149, 0 ≤ |k| < 2^23, sign at random
+  const double k = static_cast<double>(rng() % (1u << 23));
+  return static_cast<float>((rng() % 2 ? -k : k) * 0x1p-149);
+}
+void require_same_acceptance(const std::vector<Acceptance>& a, const std::vector<Acceptance>& b) {
+  REQUIRE(a.size() == b.size());
+  for (std::size_t k = 0; k < a.size(); ++k) {
+    CAPTURE(k);
+    REQUIRE(a[k].kind == b[k].kind);
+    if (a[k].kind == Acceptance::Kind::any) continue;
+    REQUIRE(a[k].rounded == b[k].rounded);
+    REQUIRE(a[k].lo == b[k].lo);
+    REQUIRE(a[k].hi == b[k].hi);
+  }
+}
+}  // namespace
+
+TEST_CASE("rows of subnormal x take the exact path without a negative shift", "[oracle][acceptance][regression]") {
+  // Was std::terminate: Boost's "Can not shift by a negative value" thrown inside the OpenMP
+  // region. The exact Σx² put x = m·2^e on the exponent 2^-298 assuming e ≥ -149, but frexp
+  // normalizes a subnormal to e down to -172 (the regimes generator's x.regime=subnormal, f32,
+  // D = 65537, eps = 1e-5, g.regime=with_zeros).
+  std::mt19937_64 rng(0x132a8964a0528c6aull);
+  for (std::int64_t D : {65537, 1025}) {
+    ForwardCase c;
+    c.rows = 1;
+    c.dim = D;
+    c.x_type = c.g_type = c.y_type = DType::f32;
+    c.eps = 0x1.4f8b58p-17f;
+    for (std::int64_t j = 0; j < D; ++j) c.x.push_back(subnormal_value(rng));
+    for (std::int64_t j = 0; j < D; ++j) c.g.push_back(j % 4 == 0 ? 0.0f : oracle_test::random_value(rng, DType::f32));
+    CAPTURE(D);
+    const Verdict v = check_forward(c, rounded_result(c), kShape);
+    CAPTURE(v.error, v.first_failure);
+    REQUIRE(v.error.empty());
+    REQUIRE(v.pass);
+    if (D > 2000) continue;
+    // exact_only always builds the exact sum of squares (the path that threw).
+    const ForwardAcceptance fast = forward_acceptance(c, kShape, Evaluation::fast);
+    const ForwardAcceptance exact = forward_acceptance(c, kShape, Evaluation::exact_only);
+    REQUIRE(exact.error.empty());
+    require_same_acceptance(fast.y, exact.y);
+    require_same_acceptance(fast.rstd, exact.rstd);
+  }
+}
+
+TEST_CASE("rows whose fp32 squares underflow are judged unless the kernel's mean may round to 0",
+          "[oracle][acceptance][regression]") {
+  // Was: every row with mean square + eps < 2^-140 accepted any output. The underflow of the
+  // kernel's Σx²/D is at most 2^-149 absolutely; only where that can make it 0 is the bound void.
+  ForwardCase c;
+  c.rows = 4;
+  c.dim = 4;
+  c.x_type = c.g_type = c.y_type = DType::f32;
+  c.convention = Convention::no_weight;
+  c.eps = 0;
+  const float a = 0x1p-72f, b = 0x1p-74f, z = 0x1p-75f;
+  c.x = {a, -1.5f * a, 0.75f * a, 1.25f * a,  // μ ≈ 2^-143.6: underflow term ≈ 2^-5.4 (additive)
+         b, b, -b, b,                         // μ = 2^-148: the fp32 mean may lose half (factors)
+         z, -z, z, z,                         // x² = 2^-150 rounds to 0 in fp32: r̂ may be inf
+         1, 2, 3, 4};
+  const ForwardAcceptance acc = forward_acceptance(c, kShape);
+  REQUIRE(acc.error.empty());
+  using Kind = Acceptance::Kind;
+  for (std::int64_t r : {0, 1, 3}) {
+    CAPTURE(r);
+    CHECK(acc.rstd[r].kind == Kind::range);
+    for (int j = 0; j < 4; ++j) CHECK(acc.y[r * 4 + j].kind == Kind::range);
+  }
+  CHECK(acc.rstd[2].kind == Kind::any);
+  const ForwardResult good = rounded_result(c);
+  REQUIRE(check_forward(c, good, kShape).pass);
+  ForwardResult bad = good;
+  bad.rstd[0] *= 1.1f;  // beyond (1 + eps_r)(1 + 2^-5.4)
+  CHECK_FALSE(check_forward(c, bad, kShape).pass);
+  bad = good;
+  bad.y[2] = fbits(bitsf(good.y[2]) * 1.25f);
+  CHECK_FALSE(check_forward(c, bad, kShape).pass);
+  bad = good;
+  bad.rstd[1] *= 2.0f;  // beyond (1 − 1/2)^(-1/2) = 1.41
+  CHECK_FALSE(check_forward(c, bad, kShape).pass);
+  bad = good;
+  bad.rstd[2] = std::numeric_limits<float>::infinity();  // r̂ = inf is what fp32 may give there
+  CHECK(check_forward(c, bad, kShape).pass);
+  const ForwardAcceptance exact = forward_acceptance(c, kShape, Evaluation::exact_only);
+  require_same_acceptance(acc.y, exact.y);
+  require_same_acceptance(acc.rstd, exact.rstd);
+
+  // eps ≥ 2^-100 dominates whatever the squares do: rows of subnormal x are judged tightly.
+  std::mt19937_64 rng(3);
+  c.eps = 0x1p-100f;
+  for (float& v : c.x) v = subnormal_value(rng);
+  const ForwardResult tiny = rounded_result(c);
+  REQUIRE(check_forward(c, tiny, kShape).pass);
+  bad = tiny;
+  bad.rstd[1] *= 1.0f + 0x1p-10f;
+  CHECK_FALSE(check_forward(c, bad, kShape).pass);
+
+  // An all-zero row with eps = 2^-149 has no underflow at all: m̂ = eps exactly.
+  c.eps = 0x1p-149f;
+  for (float& v : c.x) v = 0;
+  const ForwardAcceptance zero = forward_acceptance(c, kShape);
+  REQUIRE(zero.rstd[0].kind == Kind::range);
+  CHECK(zero.rstd[0].hi - zero.rstd[0].lo < 64);  // a few dozen fp32 ulps (eps_r), not a wide band
+}
+
+TEST_CASE("a non-finite weight puts only what it reaches outside the domain", "[oracle][acceptance][regression]") {
+  // Was: g = inf gave y_j the acceptance [-0, +0] (the exact value through Dyadic(inf) = 0) and
+  // NaN weights garbage; the kernel's x·r·inf is ±inf (or NaN for x = 0).
+  ForwardCase c = forward_case(17, 2, 8, DType::f16, DType::f16);
+  c.g[1] = std::numeric_limits<float>::infinity();
+  c.g[2] = std::numeric_limits<float>::quiet_NaN();
+  const ForwardAcceptance acc = forward_acceptance(c, kShape);
+  REQUIRE(acc.error.empty());
+  for (std::int64_t r = 0; r < 2; ++r) {
+    CHECK(acc.y[r * 8 + 1].kind == Acceptance::Kind::any);
+    CHECK(acc.y[r * 8 + 2].kind == Acceptance::Kind::any);
+    CHECK(acc.y[r * 8 + 0].kind == Acceptance::Kind::range);
+    CHECK(acc.rstd[r].kind == Acceptance::Kind::range);
+  }
+  ForwardResult r = rounded_result(c);
+  r.y[1] = 0x7c00;  // +inf
+  REQUIRE(check_forward(c, r, kShape).pass);
+  r.y[0] = next_up(next_up(r.y[0], DType::f16), DType::f16);
+  CHECK_FALSE(check_forward(c, r, kShape).pass);
+  // Backward: the weight enters T, so the whole row's dx is out of the domain.
+  BackwardCase b = backward_case(18, 2, 8, DType::f16, DType::f16);
+  b.g[3] = std::numeric_limits<float>::infinity();
+  const BackwardAcceptance bacc = backward_acceptance(b, kShape, AccumShape{1, 1});
+  REQUIRE(bacc.error.empty());
+  for (const Acceptance& a : bacc.dx) CHECK(a.kind == Acceptance::Kind::any);
+}
+
+TEST_CASE("a row whose mean square + eps overflows fp32 is outside the domain", "[oracle][acceptance][regression]") {
+  // corpora/regressions/forward_mean_plus_eps_overflows.case (found by the libFuzzer target):
+  // Σx² = 3.2e38 is finite but Σx²/D + eps = 4.9e38 is +inf in fp32, so a kernel's r is 0 and
+  // y = 0; the oracle judged y against the exact 5.6e-41.
+  ForwardCase c;
+  c.rows = 3;
+  c.dim = 1;
+  c.x_type = c.g_type = c.y_type = DType::f32;
+  c.eps = 0x1.00c8c2p+127f;
+  c.x = {0x1.f100fep+63f, 0x1p-126f, 0.0f};
+  c.g = {0x1.80fep-134f};
+  const ForwardAcceptance acc = forward_acceptance(c, kShape);
+  REQUIRE(acc.error.empty());
+  CHECK(acc.y[0].kind == Acceptance::Kind::any);
+  CHECK(acc.rstd[0].kind == Acceptance::Kind::any);
+  CHECK(acc.rstd[1].kind == Acceptance::Kind::range);  // m̂ = eps + tiny: finite, judged
+  CHECK(acc.rstd[2].kind == Acceptance::Kind::range);  // m̂ = eps exactly
+  ForwardResult r = rounded_result(c);
+  r.y[0] = 0;
+  r.rstd[0] = 0;
+  CHECK(check_forward(c, r, kShape).pass);
+  c.eps = std::numeric_limits<float>::max();  // a zero row: m̂ = eps = FLT_MAX exactly, finite
+  c.x = {0.0f, 0.0f, 0.0f};
+  CHECK(forward_acceptance(c, kShape).rstd[0].kind == Acceptance::Kind::range);
 }

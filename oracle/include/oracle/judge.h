@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "oracle/numeric.h"
 #include "oracle/oracle.h"
@@ -40,6 +41,23 @@ struct Tally {
   Profile profile;
   FailureSlot first;
   void merge(const Tally& o);
+};
+
+// An exception caught inside an OpenMP region (one escaping the region calls std::terminate),
+// kept as text; of several, the one at the smallest position wins, so the message does not
+// depend on the schedule. The check then fails with Verdict::error = message().
+struct RowError {
+  std::int64_t position = -1;
+  std::string text;
+  void keep(std::int64_t pos, std::string what) {
+    if (position >= 0 && pos >= position) return;
+    position = pos;
+    text = std::move(what);
+  }
+  void merge(const RowError& o) {
+    if (o.position >= 0) keep(o.position, o.text);
+  }
+  std::string message() const { return position < 0 ? std::string() : "oracle internal error: " + text; }
 };
 
 // Out of line: count a failure and keep its line if it is the earliest.

@@ -192,6 +192,17 @@ struct Dyadic {
   int sign() const { return m.sign(); }
 };
 
+// A finite float as m·2^e with |m| < 2^24 and e ≥ -149 (its IEEE integer significand): every
+// float is a multiple of 2^-149, so sums of products of k floats sit exactly on the fixed
+// exponent -149·k. (frexp alone would give e down to -172 for subnormals.)
+inline void float_parts(float v, std::int64_t& m, int& e) {
+  if (v == 0) { m = 0; e = -149; return; }
+  int ex = 0;
+  (void)std::frexp(v, &ex);  // v = fr·2^ex, |fr| in [0.5, 1)
+  e = ex - 24 < -149 ? -149 : ex - 24;
+  m = static_cast<std::int64_t>(std::ldexp(static_cast<double>(v), -e));  // exact integer
+}
+
 inline Dyadic operator*(const Dyadic& a, const Dyadic& b) { return Dyadic(a.m * b.m, a.e + b.e); }
 inline Dyadic operator+(const Dyadic& a, const Dyadic& b) {
   if (a.m == 0) return b;

@@ -135,8 +135,9 @@ std::vector<float> rstd_rounded(const ForwardCase& c);
 
 // The correctly rounded output RN_out(y) per element (Ziv-exact), bits of y_type. For quant
 // modes the oracle uses exact scales (static: given; dynamic: exact amax / max, floored).
-// Rows outside the guaranteed domain (NaN/Inf input, Σx² > FLT_MAX, mean square < 2^-140) and
-// eps = 0 all-zero rows get the type's NaN.
+// Rows outside the guaranteed domain (NaN/Inf input, Σx² > FLT_MAX, a kernel's fp32 Σx²/D + eps
+// that may overflow, or fp32 underflow that may leave it at 0: mean square + eps ≲ 2^-149; see
+// forward_row.cpp) and eps = 0 all-zero rows get the type's NaN.
 std::vector<std::uint32_t> forward_rounded(const ForwardCase& c);
 
 // FP64 approximations of the exact value before the output rounding, for printing and
