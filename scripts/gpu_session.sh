@@ -32,20 +32,20 @@ if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
 fi
 if has certify && [ -x $B/cli/rmsnorm-cert ]; then
   step certify
-  $B/cli/rmsnorm-cert certify "${CERTIFY:-all}" --cases ${CERT_CASES:-100} --jobs 8 --out "$OUT/cert" > "$OUT/certify.log" 2>&1; RESULT[certify]=$?
+  timeout ${CERT_TIMEOUT:-400} $B/cli/rmsnorm-cert certify "${CERTIFY:-all}" --cases ${CERT_CASES:-100} --jobs 8 --out "$OUT/cert" > "$OUT/certify.log" 2>&1; RESULT[certify]=$?
   tail -25 "$OUT/certify.log"
 fi
 if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
   step mutants
-  $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
+  timeout ${MUTANTS_TIMEOUT:-400} $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
     --timeout 120 --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
   tail -45 "$OUT/mutants.log"
 fi
 if has sanitize; then
   step sanitize
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
+    timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
+    timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
     tail -n 3 "$OUT/san_fwd_$tool.log" "$OUT/san_bwd_$tool.log"
   done
 fi
