@@ -22,16 +22,6 @@ namespace {
 
 constexpr std::uint32_t kBackwardOps = (1u << static_cast<int>(Op::backward)) | (1u << static_cast<int>(Op::add_backward));
 
-// R = 0: dx is empty, but dg = Σ over no rows = 0 must still be written when asked for
-// (all-zero bits are +0 in f32, f16 and bf16).
-Status empty_batch(const BackwardArgs& a) {
-  if (a.dg == nullptr) return Status::success();
-  const cudaError_t e = cudaMemsetAsync(a.dg, 0, static_cast<std::size_t>(a.dim) * size_of(a.dg_type),
-                                        static_cast<cudaStream_t>(a.stream));
-  if (e != cudaSuccess) return Status::fail(Status::Code::launch_failed, std::string("dg memset: ") + cudaGetErrorString(e));
-  return Status::success();
-}
-
 Status persistent_can(const BackwardArgs& a) { return can_implement(a, /*mutant=*/false); }
 Status persistent_run(const BackwardArgs& a) {
   Status s = persistent_can(a);

@@ -236,4 +236,14 @@ inline Status launch(const BackwardArgs& a, bool allow_fused) {
   return launch_status("backward stage 2 (dg column sum)");
 }
 
+// R = 0: dx is empty, but dg = Σ over no rows = 0 must still be written when asked for
+// (all-zero bits are +0 in f32, f16 and bf16).
+inline Status empty_batch(const BackwardArgs& a) {
+  if (a.dg == nullptr) return Status::success();
+  const cudaError_t e = cudaMemsetAsync(a.dg, 0, static_cast<std::size_t>(a.dim) * size_of(a.dg_type),
+                                        static_cast<cudaStream_t>(a.stream));
+  if (e != cudaSuccess) return Status::fail(Status::Code::launch_failed, std::string("dg memset: ") + cudaGetErrorString(e));
+  return Status::success();
+}
+
 }  // namespace rmsnorm::cuda::bwd

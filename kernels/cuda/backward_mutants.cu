@@ -20,7 +20,8 @@ Status mutant_can(const BackwardArgs& a) {
 template <Mutant M>
 Status mutant_run(const BackwardArgs& a) {
   Status s = mutant_can<M>(a);
-  if (!s.ok() || a.rows == 0) return s;
+  if (!s.ok()) return s;
+  if (a.rows == 0) return empty_batch(a);
   return launch<M>(a, true);
 }
 AccumShape mutant_row_shape(std::int64_t dim) { return row_shape_of(config_for(dim, true), dim); }
