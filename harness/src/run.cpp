@@ -144,6 +144,16 @@ class Region {
   void* device_ = nullptr;
 };
 
+// Upload or download every buffer of a run (null entries are buffers the case does not use).
+Status for_each_region(const std::vector<Region*>& all, Status (Region::*step)()) {
+  for (Region* r : all)
+    if (r) {
+      Status s = (r->*step)();
+      if (!s.ok()) return s;
+    }
+  return Status::success();
+}
+
 Status sync_device(Memory where) {
   if (where == Memory::host) return Status::success();
 #if RMSNORM_HAVE_CUDA
@@ -226,11 +236,8 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
   }
 
   std::vector<Region*> all = {&x, o.get(), y.get(), g.get(), rstd.get(), scale.get()};
-  for (Region* r : all)
-    if (r) {
-      out.status = r->upload();
-      if (!out.status.ok()) return out;
-    }
+  out.status = for_each_region(all, &Region::upload);
+  if (!out.status.ok()) return out;
   const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
   const auto o_before = (o && yreg != o.get()) ? o->snapshot() : std::vector<unsigned char>();
   const auto x_before = (!add && yreg != &x) ? x.snapshot() : std::vector<unsigned char>();
@@ -259,11 +266,8 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
   out.status = v.run_forward(a);
   if (out.status.ok()) out.status = sync_device(where);
   if (!out.status.ok()) return out;
-  for (Region* r : all)
-    if (r) {
-      out.status = r->download();
-      if (!out.status.ok()) return out;
-    }
+  out.status = for_each_region(all, &Region::download);
+  if (!out.status.ok()) return out;
 
   out.guard_violation = first_nonempty(
       {x.check_poison(), o ? o->check_poison() : "", y ? y->check_poison() : "", g ? g->check_poison() : "",
@@ -341,11 +345,8 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
                                                 static_cast<std::int64_t>(wbytes), DType::e4m3, 0);
 
   std::vector<Region*> all = {&x, &dy, dx.get(), dres.get(), g.get(), &rstd, dg.get(), ws.get()};
-  for (Region* r : all)
-    if (r) {
-      out.status = r->upload();
-      if (!out.status.ok()) return out;
-    }
+  out.status = for_each_region(all, &Region::upload);
+  if (!out.status.ok()) return out;
   const auto x_before = x.snapshot();
   const auto dy_before = L.in_place ? std::vector<unsigned char>() : dy.snapshot();
   const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
@@ -376,11 +377,8 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
   out.status = v.run_backward(a);
   if (out.status.ok()) out.status = sync_device(where);
   if (!out.status.ok()) return out;
-  for (Region* r : all)
-    if (r) {
-      out.status = r->download();
-      if (!out.status.ok()) return out;
-    }
+  out.status = for_each_region(all, &Region::download);
+  if (!out.status.ok()) return out;
   // The workspace is scratch: only its guards are checked.
   out.guard_violation = first_nonempty(
       {x.check_poison(), dy.check_poison(), dx ? dx->check_poison() : "", dres ? dres->check_poison() : "",
