@@ -299,19 +299,24 @@ std::int64_t draw_rows(Chooser& ch, const Domain& d, std::int64_t dim) {
   return std::clamp(rows, d.min_rows, std::max(cap, d.min_rows));
 }
 
+// Pads in elements. Multiples of 8 keep every row start 16-byte aligned whenever D·size is, so
+// the vector paths see strided rows with poisoned gaps too (not only the scalar path).
 std::int64_t draw_pad(Chooser& ch) {
-  switch (ch.pick({3, 3, 1})) {
+  switch (ch.pick({3, 3, 3, 1})) {
     case 0: return 0;
     case 1: return ch.between(1, 8);
+    case 2: return 8 * ch.between(1, 4);
     default: return ch.between(9, 64);
   }
 }
 
-// Offsets are whole elements (a misaligned *element* would be outside the contract), so they
-// move the base off the 16-byte vector boundary by 0..15 bytes in steps of the element size.
+// Offsets are whole elements (harness::Layout; a misaligned *element* would be outside the
+// contract): 0, or 1..15/size elements, which moves the base 1..15 bytes off the 16-byte vector
+// boundary.
 std::int64_t draw_offset(Chooser& ch, DType t) {
   const std::int64_t size = static_cast<std::int64_t>(rmsnorm::size_of(t));
-  return ch.between(0, 15 / size) * size;
+  if (15 / size < 1 || ch.pick({1, 2}) == 0) return 0;
+  return ch.between(1, 15 / size);
 }
 
 }  // namespace
