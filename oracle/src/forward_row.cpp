@@ -67,17 +67,9 @@ MagPair exact_mag(float x, float g, Convention conv) {
 }  // namespace
 
 std::string make_plan(const ForwardCase& c, AccumShape shape, Plan& p) {
-  if (c.dim < 1) return "invalid case: dim must be >= 1 (got " + std::to_string(c.dim) + ")";
-  if (c.rows < 0) return "invalid case: rows must be >= 0 (got " + std::to_string(c.rows) + ")";
-  if (c.rows > std::numeric_limits<std::int64_t>::max() / c.dim) return "invalid case: rows*dim overflows";
-  if (std::isnan(c.eps)) return "invalid case: eps is NaN";
-  if (c.eps < 0) return "invalid case: eps must be >= 0 (got " + std::to_string(c.eps) + ")";
-  if (std::isinf(c.eps)) return "invalid case: eps must be finite";
-  if (!is_storage_float(c.x_type))
-    return std::string("invalid case: x type must be f32, f16 or bf16 (got ") + rmsnorm::to_string(c.x_type) + ")";
+  const std::string shared = judge::validate_shape_and_types(c.rows, c.dim, c.eps, c.x_type, c.g_type, c.convention);
+  if (!shared.empty()) return shared;
   const bool no_weight = c.convention == Convention::no_weight;
-  if (!no_weight && c.g_type != c.x_type && c.g_type != DType::f32)
-    return std::string("invalid case: g type must be the x type or f32 (got ") + rmsnorm::to_string(c.g_type) + ")";
   if (c.quant == Quant::none) {
     if (!is_storage_float(c.y_type))
       return std::string("invalid case: y type must be f32, f16 or bf16 without quantization (got ") +

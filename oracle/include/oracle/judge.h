@@ -114,5 +114,23 @@ inline bool judge(const KeyAcceptance& a, std::uint32_t got, const num::Grid& g,
   return pass;
 }
 
+// The checks every case shares (forward and backward): shape, eps, activation and weight
+// types. "" when valid, else the reason.
+inline std::string validate_shape_and_types(std::int64_t rows, std::int64_t dim, float eps, DType x_type,
+                                            DType g_type, Convention convention) {
+  if (dim < 1) return "invalid case: dim must be >= 1 (got " + std::to_string(dim) + ")";
+  if (rows < 0) return "invalid case: rows must be >= 0 (got " + std::to_string(rows) + ")";
+  if (rows > std::numeric_limits<std::int64_t>::max() / dim) return "invalid case: rows*dim overflows";
+  if (std::isnan(eps)) return "invalid case: eps is NaN";
+  if (eps < 0) return "invalid case: eps must be >= 0 (got " + std::to_string(eps) + ")";
+  if (std::isinf(eps)) return "invalid case: eps must be finite";
+  const bool activation = x_type == DType::f32 || x_type == DType::f16 || x_type == DType::bf16;
+  if (!activation)
+    return std::string("invalid case: x type must be f32, f16 or bf16 (got ") + rmsnorm::to_string(x_type) + ")";
+  if (convention != Convention::no_weight && g_type != x_type && g_type != DType::f32)
+    return std::string("invalid case: g type must be the x type or f32 (got ") + rmsnorm::to_string(g_type) + ")";
+  return "";
+}
+
 }  // namespace judge
 }  // namespace oracle
