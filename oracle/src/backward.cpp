@@ -35,6 +35,7 @@
 namespace oracle {
 
 using judge::KeyAcceptance;
+using judge::kFltMax;
 using Kind = Acceptance::Kind;
 using num::Dyadic;
 using num::Grid;
@@ -43,7 +44,6 @@ using num::up;
 
 namespace {
 
-constexpr double kFltMax = 3.4028234663852886e38;
 
 bool representable(const std::vector<float>& v, DType t) {
   for (float f : v)

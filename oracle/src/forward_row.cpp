@@ -26,6 +26,7 @@ namespace oracle {
 namespace fwd {
 
 using judge::KeyAcceptance;
+using judge::kFltMax;
 using Kind = Acceptance::Kind;
 using num::Dyadic;
 using num::Grid;
@@ -34,7 +35,6 @@ using num::up;
 
 namespace {
 
-constexpr double kFltMax = 3.4028234663852886e38;
 constexpr double kSecondOrder = 1.0 + 0x1p-20;
 
 bool is_storage_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }

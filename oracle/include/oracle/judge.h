@@ -15,6 +15,9 @@
 namespace oracle {
 namespace judge {
 
+// The largest finite fp32, from the format traits: the domain limit of every fp32 intermediate.
+inline constexpr double kFltMax = rmsnorm::kF32.max_finite;
+
 // Key-form acceptance used inside the oracle (Acceptance holds bits; keys order values).
 struct KeyAcceptance {
   Acceptance::Kind kind = Acceptance::Kind::range;
