@@ -443,10 +443,19 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       } else {
         es.value = p.floor32;
       }
-      // The kernel's s = max(amax̂/max, floor): amax̂ within eps32 (relative) of amax, one more
-      // rounding for the division → s within (eps32 + u) of the exact s (max is monotone).
-      // (The absolute slack of y is irrelevant here: the amax branch needs amax > 2^-9.)
-      const double e = p.eps32 + num::kU;
+      // The kernel's s = max(amax̂/max, floor): each ŷ_j is within eps32 (relative) plus η_j
+      // (absolute: fp32 underflow of x·r, scaled by |w_j|) of y_j, so amax̂ is within
+      // eps32·amax + max_j η_j of amax; one more rounding for the division → s within
+      // (eps32 + u + max_j η_j / amax) of the exact s (max is monotone). η is negligible unless
+      // the weights are huge (|w| ~ 2^125 makes x·r subnormal while y is O(1): found by the fuzzer).
+      double e = p.eps32 + num::kU;
+      if (es.amax_branch) {
+        double eta_max = 0;
+        for (std::int64_t j = j0; j < j1; ++j) eta_max = std::max(eta_max, eta_of(j));
+        double yd, ylo, yhi;
+        enclose(es.jstar, true, yd, ylo, yhi);
+        e = up(e + up(eta_max / ylo));
+      }
       auto scale_key = [&](double A) -> std::int64_t {
         if (es.amax_branch) {
           double yd, ylo, yhi;
