@@ -12,9 +12,13 @@
 // so ratio = copy time / variant time = variant bandwidth / copy bandwidth.
 //
 // Timing: CUDA events, warm-up, median of many; the inputs rotate across enough buffer sets to
-// exceed 2× the L2 size (read from the device). For R ≤ 64 the launches are captured in a CUDA
-// graph and replayed, next to an empty kernel captured the same way (small-R target: within
-// 1.2× of it).
+// exceed 2× the L2 size (read from the device; at most 64 sets, so the smallest shapes stay
+// L2-resident). For R ≤ 64 the launches are captured in a CUDA graph and replayed, next to an
+// empty kernel captured the same way (small-R target: within 1.2× of it).
+//
+// Which variant: the dispatcher's choice (for backward ops: the first product device variant,
+// in registry order, that accepts the args with its workspace allocated), or every match of
+// --variant. A shape no variant accepts still gets a row, "skipped: <reason>".
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "rmsnorm/types.h"
+#include "rmsnorm/validate.h"
 #include "rmsnorm/variant.h"
 
 namespace {
@@ -92,7 +97,10 @@ struct Options {
   std::vector<DType> dtypes;
   std::string csv;
   int iters = 50;
-  bool extra_dtypes = true;  // a few fp16/fp32 shapes beside the bf16 sweep
+  // A few fp16/fp32 shapes beside the bf16 sweep: only in the default sweep (an explicit
+  // --rows/--dims/--dtype, --quick or --no-extra drops them, so that the launches are exactly
+  // the requested ones: Nsight Compute's --launch-skip counts on that).
+  bool extra_dtypes = true;
 };
 
 std::vector<std::int64_t> parse_list(const char* s) {
@@ -126,6 +134,7 @@ void usage() {
       "  --rows LIST          e.g. 1,16,64,512,4096,8192,32768\n"
       "  --dims LIST          e.g. 128,1025,2048,4096,5120,8192,16384,65536\n"
       "  --dtype LIST         bf16,f16,f32 (default bf16 plus a few f16/f32 shapes)\n"
+      "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
       "  --csv PATH           also write the table as CSV\n");
 }
@@ -146,7 +155,7 @@ double time_us(F&& launch, int sets, int iters, bool graph, cudaStream_t s) {
   BENCH_CUDA(cudaEventCreate(&b));
   std::vector<float> ms;
   if (graph) {
-    const int per_graph = 32;
+    const int per_graph = std::max(32, sets);  // every buffer set appears in the graph
     cudaGraph_t g;
     cudaGraphExec_t ge;
     BENCH_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
@@ -219,8 +228,10 @@ class Bench {
     const DType yt = quant ? DType::e4m3 : t;
     const std::size_t act = static_cast<std::size_t>(R * D) * xs;
     const std::size_t out = static_cast<std::size_t>(R * D) * rmsnorm::size_of(yt);
-    // Per-set bytes, and enough sets to exceed 2× L2.
-    const std::size_t per_set = act * (add ? 3 : 2) + out;
+    // Bytes of one buffer set (what a call touches apart from g, rstd, scales, dg and the
+    // workspace, which are shared), and enough sets that the rotation exceeds 2× L2.
+    //   forward ops:  x [+ o] + y          backward ops:  x + dy + dx [+ dresidual]
+    const std::size_t per_set = is_forward_op(op) ? act * (add ? 2 : 1) + out : act * (add ? 4 : 3);
     const int sets = static_cast<int>(std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(per_set, 1) + 1, 1, 64));
     struct Set {
       std::unique_ptr<DeviceBuffer> x, o, y, dy, dres, ws;
@@ -291,26 +302,44 @@ class Bench {
       return a;
     };
 
+    const bool graph = R <= 64;
+    auto result_row = [&](const std::string& variant) {
+      Result r;
+      r.op = rmsnorm::to_string(op);
+      r.dtype = rmsnorm::to_string(t);
+      r.variant = variant;
+      r.rows = R;
+      r.dim = D;
+      r.graph = graph;
+      return r;
+    };
+
     // Which variants: the dispatcher's pick, or every match of --variant.
     std::vector<const rmsnorm::Variant*> variants;
     if (opt_.variant.empty()) {
-      const rmsnorm::Variant* v = is_forward_op(op) ? rmsnorm::pick_forward(fwd_args(0), rmsnorm::Memory::device)
-                                                     : rmsnorm::pick_backward(bwd_args(0, nullptr, nullptr, 0), rmsnorm::Memory::device);
-      if (v) variants.push_back(v);
+      std::string refusal;
+      const rmsnorm::Variant* v = nullptr;
+      if (is_forward_op(op)) {
+        v = rmsnorm::pick_forward(fwd_args(0), rmsnorm::Memory::device);
+        if (!v) refusal = forward_refusal(op, fwd_args(0));
+      } else {
+        v = pick_backward_with_workspace(op, R, D, bwd_args, refusal);
+      }
+      if (!v) {
+        Result r = result_row("-");
+        r.note = "skipped: " + refusal;
+        results_.push_back(r);
+        print(r);
+        return;
+      }
+      variants.push_back(v);
     } else {
       for (const rmsnorm::Variant& v : rmsnorm::registry())
         if (v.memory == rmsnorm::Memory::device && v.supports(op) && rmsnorm::glob_match(opt_.variant, v.name))
           variants.push_back(&v);
     }
-    const bool graph = R <= 64;
     for (const rmsnorm::Variant* v : variants) {
-      Result r;
-      r.op = rmsnorm::to_string(op);
-      r.dtype = rmsnorm::to_string(t);
-      r.variant = v->name;
-      r.rows = R;
-      r.dim = D;
-      r.graph = graph;
+      Result r = result_row(v->name);
       std::size_t wsb = 0;
       if (!is_forward_op(op) && v->workspace_bytes) wsb = v->workspace_bytes(R, D);
       DeviceBuffer ws(wsb);
@@ -323,6 +352,7 @@ class Bench {
       if (!st.ok()) {
         r.note = std::string("skipped: ") + st.reason;
         results_.push_back(r);
+        print(r);
         continue;
       }
       r.bytes = model_bytes(op, R, D, xs, wsb);
@@ -356,6 +386,27 @@ class Bench {
       results_.push_back(r);
       print(r);
     }
+  }
+
+  // A shape not run at all (e.g. it does not fit in device memory) still gets its row.
+  void skip(Op op, DType t, std::int64_t R, std::int64_t D, const std::string& reason) {
+    Result r;
+    r.op = rmsnorm::to_string(op);
+    r.dtype = rmsnorm::to_string(t);
+    r.variant = opt_.variant.empty() ? "-" : opt_.variant;
+    r.rows = R;
+    r.dim = D;
+    r.note = "skipped: " + reason;
+    results_.push_back(r);
+    print(r);
+  }
+
+  // True when --variant is not given or matches a device variant implementing `op`.
+  bool has_variant_for(Op op) const {
+    if (opt_.variant.empty()) return true;
+    for (const rmsnorm::Variant& v : rmsnorm::registry())
+      if (v.memory == rmsnorm::Memory::device && v.supports(op) && rmsnorm::glob_match(opt_.variant, v.name)) return true;
+    return false;
   }
 
   void header() const {
@@ -396,6 +447,45 @@ class Bench {
   }
 
  private:
+  // Why pick_forward() found nothing: the contract's verdict, else the first candidate's refusal
+  // (same order and filter as pick_forward: registry order, device products implementing op).
+  static std::string forward_refusal(Op op, const rmsnorm::ForwardArgs& a) {
+    const rmsnorm::Status valid = rmsnorm::validate(a);
+    if (!valid.ok()) return "invalid arguments: " + valid.reason;
+    for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+      if (v.is_mutant() || v.memory != rmsnorm::Memory::device || !v.supports(op) || !v.can_implement_forward) continue;
+      const rmsnorm::Status st = v.can_implement_forward(a);
+      if (!st.ok()) return v.name + ": " + st.reason;
+    }
+    return std::string("no device variant implements ") + rmsnorm::to_string(op);
+  }
+
+  // The dispatcher's backward choice as a real caller gets it, with its dg workspace.
+  // pick_backward(args) asks every candidate with the workspace of `args`, and the size a
+  // candidate needs is its own (Variant::workspace_bytes), so a caller without a workspace gets
+  // nothing. Same order and filter as pick_backward: the contract's validation, then registry
+  // order, products only, device variants implementing `op`; each candidate is asked with
+  // workspace_bytes(R, D) bytes actually allocated. On refusal: the first candidate's reason.
+  template <typename MakeArgs>
+  static const rmsnorm::Variant* pick_backward_with_workspace(Op op, std::int64_t R, std::int64_t D, MakeArgs& make_args,
+                                                              std::string& refusal) {
+    const rmsnorm::Status valid = rmsnorm::validate(make_args(0, nullptr, nullptr, 0));
+    if (!valid.ok()) {
+      refusal = "invalid arguments: " + valid.reason;
+      return nullptr;
+    }
+    for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+      if (v.is_mutant() || v.memory != rmsnorm::Memory::device || !v.supports(op) || !v.can_implement_backward) continue;
+      const std::size_t wsb = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
+      const DeviceBuffer ws(wsb);
+      const rmsnorm::Status st = v.can_implement_backward(make_args(0, &v, ws.p, wsb));
+      if (st.ok()) return &v;
+      if (refusal.empty()) refusal = v.name + ": " + st.reason;
+    }
+    if (refusal.empty()) refusal = std::string("no device variant implements ") + rmsnorm::to_string(op);
+    return nullptr;
+  }
+
   Options opt_;
   int l2_ = 0;
   std::string device_;
@@ -419,8 +509,13 @@ int main(int argc, char** argv) {
     if (a == "--quick") o.quick = true;
     else if (a == "--variant") o.variant = next();
     else if (a == "--op") o.ops = split(next());
-    else if (a == "--rows") o.rows = parse_list(next());
-    else if (a == "--dims") o.dims = parse_list(next());
+    else if (a == "--rows") {
+      o.rows = parse_list(next());
+      o.extra_dtypes = false;
+    } else if (a == "--dims") {
+      o.dims = parse_list(next());
+      o.extra_dtypes = false;
+    } else if (a == "--no-extra") o.extra_dtypes = false;
     else if (a == "--dtype") {
       o.extra_dtypes = false;
       for (const std::string& s : split(next())) {
@@ -455,11 +550,20 @@ int main(int argc, char** argv) {
   std::size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
   for (Op op : ops) {
+    if (!b.has_variant_for(op)) {
+      std::printf("%-18s no device variant matching '%s' implements it\n", rmsnorm::to_string(op), o.variant.c_str());
+      continue;
+    }
     for (DType t : o.dtypes)
       for (std::int64_t R : o.rows)
         for (std::int64_t D : o.dims) {
           const double need = static_cast<double>(R) * D * 4 * 4;  // worst case: fp32, 4 tensors
-          if (need > 0.8 * static_cast<double>(free_b)) continue;
+          if (need > 0.8 * static_cast<double>(free_b)) {
+            char why[96];
+            std::snprintf(why, sizeof why, "needs ~%.1f GiB, %.1f GiB free", need / 1073741824.0, static_cast<double>(free_b) / 1073741824.0);
+            b.skip(op, t, R, D, why);
+            continue;
+          }
           b.run_shape(op, t, R, D);
         }
     if (o.extra_dtypes && !o.quick) {

@@ -178,6 +178,26 @@ __device__ __forceinline__ Chunk<T> load_chunk_ro(const T* p) {
   return c;
 }
 
+// Rows a kernel reads exactly once: ld.global.cs (streaming, evict first) so they do not push
+// the weights and the partial sums out of the caches. Still coherent (not the .nc path): in
+// place, the same kernel writes these addresses afterwards.
+template <typename T>
+__device__ __forceinline__ Chunk<T> load_chunk_once(const T* p) {
+  Chunk<T> c;
+  const uint4* v = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) c.w[k] = __ldcs(v + k);
+  return c;
+}
+
+// Outputs nobody in this kernel reads again: st.global.cs (streaming).
+template <typename T>
+__device__ __forceinline__ void store_chunk_once(T* p, const Chunk<T>& c) {
+  uint4* v = reinterpret_cast<uint4*>(p);
+#pragma unroll
+  for (int k = 0; k < Chunk<T>::kWords; ++k) __stcs(v + k, c.w[k]);
+}
+
 template <typename T>
 __device__ __forceinline__ void store_chunk(T* p, const Chunk<T>& c) {
   uint4* v = reinterpret_cast<uint4*>(p);
@@ -219,12 +239,16 @@ __device__ __forceinline__ void unpack(const Chunk<T>& c, float (&f)[kChunk]) {
   for (int j = 0; j < kChunk; ++j) f[j] = chunk_get(c, j);
 }
 
+// Two fp32 values rounded to a 16-bit T (each once, RN-even), `lo` in the low half: one paired
+// conversion instruction (cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32), bitwise the two scalar ones.
 template <typename T>
-__device__ __forceinline__ unsigned bits16(T v) {
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
   if constexpr (std::is_same_v<T, __half>) {
-    return __half_as_ushort(v);
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
   } else {
-    return __bfloat16_as_ushort(v);
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
   }
 }
 
@@ -238,8 +262,7 @@ __device__ __forceinline__ Chunk<T> pack(const float (&f)[kChunk]) {
   } else {
     unsigned u[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k)
-      u[k] = bits16(from_float<T>(f[2 * k])) | (bits16(from_float<T>(f[2 * k + 1])) << 16);
+    for (int k = 0; k < 4; ++k) u[k] = pack2<T>(f[2 * k], f[2 * k + 1]);
     c.w[0] = make_uint4(u[0], u[1], u[2], u[3]);
   }
   return c;
@@ -280,12 +303,10 @@ __device__ __forceinline__ unsigned char fp8_from_float(float v, __nv_fp8_interp
   return static_cast<unsigned char>(__nv_cvt_float_to_fp8(v, saturate ? __NV_SATFINITE : __NV_NOSAT, fmt));
 }
 
-// 8 FP8 bytes packed little-endian (element j in byte j) for one 8-byte store.
-__device__ __forceinline__ uint2 fp8_pack8(const unsigned char (&q)[kChunk]) {
-  uint2 r;
-  r.x = q[0] | (q[1] << 8) | (q[2] << 16) | (static_cast<unsigned>(q[3]) << 24);
-  r.y = q[4] | (q[5] << 8) | (q[6] << 16) | (static_cast<unsigned>(q[7]) << 24);
-  return r;
+// Two FP8 values in one conversion (cvt.rn.satfinite.{e4m3,e5m2}x2.f32 on sm_89+): `lo` in the
+// low byte. Saturating; NaN → NaN. Bitwise the scalar conversion of each.
+__device__ __forceinline__ unsigned fp8x2_from_float(float lo, float hi, __nv_fp8_interpretation_t fmt) {
+  return static_cast<unsigned>(__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, fmt));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
+//   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
+//                    element-wise accesses (odd D, misaligned or odd-strided rows)
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -41,6 +43,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::large_d) {
     v.can_implement_forward = fwd::can_large_d<M>;
     v.run_forward = fwd::run_large_d<M>;
+  } else if constexpr (P == Path::element_row) {
+    v.can_implement_forward = fwd::can_element_row<M>;
+    v.run_forward = fwd::run_element_row<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -53,6 +58,7 @@ const char* path_variant_name(Path p) {
     case Path::warp_row: return "fwd.warp_row";
     case Path::block_row: return "fwd.block_row";
     case Path::large_d: return "fwd.large_d";
+    case Path::element_row: return "fwd.element_row";
     default: return "fwd.scalar";
   }
 }
@@ -72,6 +78,8 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  out.push_back(make<Mutant::none, Path::element_row>(
+      "fwd.element_row", "D <= 8192, any alignment: a block per row, row in registers, coalesced element-wise accesses"));
   out.push_back(make<Mutant::none, Path::scalar>(
       "fwd.scalar", "any alignment, D <= 2^24: element-wise loads, two passes"));
 

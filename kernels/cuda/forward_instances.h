@@ -8,6 +8,7 @@
   X(run_warp_row, none)                  \
   X(run_block_row, none)                 \
   X(run_large_d, none)                   \
+  X(run_element_row, none)               \
   X(run_scalar, none)
 
 // Mutants (SPEC §6), each on the product path where its bug is natural.

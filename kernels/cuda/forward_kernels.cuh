@@ -12,6 +12,8 @@
 //   once; all loads of a thread are issued before the first use.
 // - fwd_smem_kernel: 1024 threads per row; the row is cached in dynamic shared memory as far as it
 //   fits, the rest re-read from global memory (L2) in the second pass. Any D up to 2^24.
+// - fwd_element_kernel: the row in registers, 16 elements per thread with coalesced element
+//   accesses, any alignment (odd D, odd strides, misaligned bases), D ≤ 8192. x read once.
 // - fwd_scalar_kernel: element-wise loads, any alignment; two passes over global memory.
 // Thread mapping is a function of D only (never of R, of the dtype or of the row index), so the
 // reduction order — and every output bit — of a row is the same whatever else is in the batch.
@@ -86,21 +88,23 @@ __device__ __forceinline__ float rstd_of(float sum, std::int64_t dim, std::int64
   }
 }
 
-// y = h·r·w in fp32 under a convention (w is the stored weight value).
+// The weight a convention multiplies by, from the stored g: standard and llama g, gemma
+// RN32(1 + g) (one fp32 rounding, as the contract's fp32 pipeline does), no weight 1 (exact:
+// (h·r)·1 = h·r bitwise, NaN and signed zeros included). Formed once per loaded weight, so the
+// per-element work below is the same two multiplies for every convention but llama.
+__device__ __forceinline__ float effective_weight(float g, int convention) {
+  return convention == static_cast<int>(Convention::gemma) ? 1.0f + g : g;
+}
+
+// y = (h·r)·w in fp32, w the effective weight; llama rounds h·r and the product to T (the
+// Hugging Face double rounding). M15: the llama rounding where one rounding is the contract.
 template <typename T, Mutant M>
 __device__ __forceinline__ float y_of(float h, float r, float w, int convention) {
-  switch (static_cast<Convention>(convention)) {
-    case Convention::no_weight: return h * r;
-    case Convention::gemma: return (h * r) * (1.0f + w);
-    case Convention::llama: return round_through<T>(round_through<T>(h * r) * w);
-    case Convention::standard:
-    default:
-      if constexpr (M == Mutant::M15_llama_double_round) {
-        return round_through<T>(round_through<T>(h * r) * w);
-      } else {
-        return (h * r) * w;
-      }
+  if (convention == static_cast<int>(Convention::llama)) return round_through<T>(round_through<T>(h * r) * w);
+  if constexpr (M == Mutant::M15_llama_double_round) {
+    if (convention == static_cast<int>(Convention::standard)) return round_through<T>(round_through<T>(h * r) * w);
   }
+  return (h * r) * w;
 }
 
 // FP8 scale from an amax: s = max(amax / fp8_max, floor), NaN-propagating.
@@ -130,17 +134,60 @@ __device__ __forceinline__ unsigned char quantize(float y, float inv_s, int fmt,
   return fp8_from_float(v, static_cast<__nv_fp8_interpretation_t>(fmt), /*saturate=*/true);
 }
 
+// The same for the 8 values of a chunk, two per conversion instruction; the 8 bytes packed for
+// one 8-byte store (element j in byte j).
+template <Mutant M>
+__device__ __forceinline__ uint2 quantize8(const float (&y)[kChunk], float inv_s, int fmt, float fp8_max) {
+  unsigned pair[kChunk / 2];
+#pragma unroll
+  for (int k = 0; k < kChunk / 2; ++k) {
+    float a = y[2 * k], b = y[2 * k + 1];
+    if constexpr (M == Mutant::M13_fp8_via_bf16) {
+      a = round_through<__nv_bfloat16>(a);
+      b = round_through<__nv_bfloat16>(b);
+    }
+    a *= inv_s;
+    b *= inv_s;
+    pair[k] = fp8x2_from_float(a, b, static_cast<__nv_fp8_interpretation_t>(fmt));
+    if constexpr (M == Mutant::M14_fp8_no_saturation) {
+      if (!(fabsf(a) <= fp8_max)) pair[k] = (pair[k] & 0xff00u) | kFp8NaN;
+      if (!(fabsf(b) <= fp8_max)) pair[k] = (pair[k] & 0x00ffu) | (kFp8NaN << 8);
+    }
+  }
+  (void)fp8_max;
+  return make_uint2(pair[0] | (pair[1] << 16), pair[2] | (pair[3] << 16));
+}
+
+// max |y_j| over the valid elements of chunk c, as bits: for |y| (sign cleared) the unsigned
+// order of the bit patterns is the float order, and every NaN pattern lies above +inf, so one
+// integer max per element is a NaN-propagating maximum.
+__device__ __forceinline__ unsigned abs_bits(float v) { return __float_as_uint(v) & 0x7fffffffu; }
+__device__ __forceinline__ unsigned chunk_amax_bits(const float (&y)[kChunk], std::int64_t c, std::int64_t full,
+                                                    int n_tail) {
+  unsigned m = 0;
+  if (c < full) {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) m = max(m, abs_bits(y[j]));
+  } else if (c == full) {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      if (j < n_tail) m = max(m, abs_bits(y[j]));
+  }
+  return m;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Chunk access with tails
 // ---------------------------------------------------------------------------------------------
 
 // Chunk c of a row: vector load when it lies wholly inside the row, element loads for the
 // partial last chunk (only its n_tail valid elements are read), zero beyond the row.
+// kOnce: the kernel reads this row exactly once (streaming load).
 // M9: the partial chunk is read with a full vector load (past the row end) and masked by
 // multiplying the lanes beyond D by 0 — a NaN in the bytes after the row leaks through.
-template <typename T, Mutant M>
+template <typename T, Mutant M, bool kOnce = false>
 __device__ __forceinline__ Chunk<T> load_row_chunk(const T* row, std::int64_t c, std::int64_t full, int n_tail) {
-  if (c < full) return load_chunk(row + c * kChunk);
+  if (c < full) return kOnce ? load_chunk_once(row + c * kChunk) : load_chunk(row + c * kChunk);
   if (c == full && n_tail > 0) {
     if constexpr (M == Mutant::M9_tail_overread) {
       const Chunk<T> raw = load_chunk(row + c * kChunk);
@@ -166,7 +213,7 @@ __device__ __forceinline__ void load_weights(const Params& p, std::int64_t row, 
   }
   const G* g = static_cast<const G*>(p.g);
   if constexpr (M == Mutant::M20_weight_by_row) {
-    const float v = to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(p.dim)]);
+    const float v = effective_weight(to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(p.dim)]), p.convention);
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) w[j] = v;
     return;
@@ -176,29 +223,29 @@ __device__ __forceinline__ void load_weights(const Params& p, std::int64_t row, 
   else if (c == full && n_tail > 0) gc = load_chunk_partial(g + c * kChunk, n_tail);
   else gc = zero_chunk<G>();
   unpack(gc, w);
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j) w[j] = effective_weight(w[j], p.convention);
 }
 
-// Store chunk c of y (storage type T, or FP8 bytes).
-template <typename T>
+// Store chunk c of y (storage type T, or FP8 bytes). kOnce: nothing in this kernel reads it again.
+template <typename T, bool kOnce = false>
 __device__ __forceinline__ void store_row_chunk(T* row, std::int64_t c, std::int64_t full, int n_tail, const Chunk<T>& v) {
-  if (c < full) store_chunk(row + c * kChunk, v);
+  if (c < full) {
+    if constexpr (kOnce) store_chunk_once(row + c * kChunk, v); else store_chunk(row + c * kChunk, v);
+  }
   else if (c == full && n_tail > 0) store_chunk_partial(row + c * kChunk, v, n_tail);
 }
 __device__ __forceinline__ void store_fp8_chunk(unsigned char* row, std::int64_t c, std::int64_t full, int n_tail,
-                                                const unsigned char (&q)[kChunk]) {
+                                                const uint2& q) {
   if (c < full) {
-    *reinterpret_cast<uint2*>(row + c * kChunk) = fp8_pack8(q);
+    __stcs(reinterpret_cast<uint2*>(row + c * kChunk), q);
   } else if (c == full && n_tail > 0) {
 #pragma unroll
     for (int j = 0; j < kChunk; ++j)
-      if (j < n_tail) row[c * kChunk + j] = q[j];
+      if (j < n_tail) row[c * kChunk + j] = static_cast<unsigned char>(((j < 4 ? q.x : q.y) >> (8 * (j & 3))) & 0xffu);
   }
 }
 
-// Number of valid elements in chunk c (0 beyond the row).
-__device__ __forceinline__ int valid_in_chunk(std::int64_t c, std::int64_t full, int n_tail) {
-  return c < full ? kChunk : (c == full ? n_tail : 0);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Row held in registers
@@ -216,13 +263,22 @@ inline constexpr int kBlockRowMaxThreads = kQuant ? 256 : 512;
 
 template <int LANES, typename T, bool kQuant>
 inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowMaxThreads<T, kQuant>;
+// Register budget per thread, stated to ptxas as minimum resident blocks per SM: left to its
+// heuristics ptxas caps some instances (the FP8 forms, which hold y as 8 fp32 per chunk; fp32
+// rows; mutants of the fused add) below what they need and spills. 128 registers for those, 64
+// for the 16-bit product forms with or without the fused add (they use about 50-64: more
+// blocks per SM, more loads in flight).
+template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M>
+inline constexpr int regs_min_blocks =
+    65536 / (regs_block_threads<LANES, T, kQuant> *
+             ((kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none)) ? 128 : 64));
 
 // LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
 // rows per block). LANES == 0: the whole block owns one row.
 // Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
 // loop is a contiguous, coalesced run of 16-byte accesses.
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs_kernel(Params p) {
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M>)) fwd_regs_kernel(Params p) {
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
@@ -251,14 +307,14 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs
 #pragma unroll
     for (int i = 0; i < ITERS; ++i) {
       const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-      h[i] = active ? load_row_chunk<T, M>(xr, c, full, n_tail) : zero_chunk<T>();
+      h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
     }
     if constexpr (kAdd) {
       const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-        ov[i] = active ? load_row_chunk<T, M>(orow, c, full, n_tail) : zero_chunk<T>();
+        ov[i] = active ? load_row_chunk<T, M, true>(orow, c, full, n_tail) : zero_chunk<T>();
       }
       // 2. Fused add: h = RN_x(x + o), written back to the residual stream. (M17 keeps x and o
       // apart and normalizes the unrounded fp32 sum; the written residual is still rounded.)
@@ -272,7 +328,7 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
         const Chunk<T> rounded = pack<T>(a);
-        if (active) store_row_chunk(xw, c, full, n_tail, rounded);
+        if (active) store_row_chunk<T, true>(xw, c, full, n_tail, rounded);
         if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
       }
     }
@@ -315,27 +371,34 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs
         if (!active || c >= nchunks) continue;
         float y[kChunk];
         y_chunk(i, c, y);
-        store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+        store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
       }
     } else {
+      // FP8: y is formed once, kept in registers for the scale and the quantization.
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
+      float y[ITERS][kChunk];
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        if (active && c < nchunks) {
+          y_chunk(i, c, y[i]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[i][j] = 0.0f;
+        }
+      }
       float s_row = 0.0f;
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
-        float amax = 0.0f;
+        unsigned bits = 0;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
           const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-          if (!active || c >= nchunks) continue;
-          float y[kChunk];
-          y_chunk(i, c, y);
-          const int n = valid_in_chunk(c, full, n_tail);
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j)
-            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          if (active) bits = max(bits, chunk_amax_bits(y[i], c, full, n_tail));
         }
+        float amax = __uint_as_float(bits);
         if constexpr (kBlock) {
           amax = block_max<kBarrier>(amax, max_partials);
         } else {
@@ -348,29 +411,19 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>) fwd_regs
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-        float y[kChunk];
         const bool mine = active && c < nchunks;
-        if (mine) y_chunk(i, c, y);
         float inv_s = inv_row;
         if (mode == Quant::per_block) {
           // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
           // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
-          float amax = 0.0f;
-          const int n = mine ? valid_in_chunk(c, full, n_tail) : 0;
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j)
-            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          float amax = mine ? __uint_as_float(chunk_amax_bits(y[i], c, full, n_tail)) : 0.0f;
           constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
           amax = warp_max<kWidth>(amax);
           const float s = scale_of<M>(amax, p);
           inv_s = __fdiv_rn(1.0f, s);
           if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
         }
-        if (!mine) continue;
-        unsigned char q[kChunk];
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt, p.fp8_max);
-        store_fp8_chunk(qr, c, full, n_tail, q);
+        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y[i], inv_s, p.fp8_fmt, p.fp8_max));
       }
     }
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
@@ -472,16 +525,13 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
-        float amax = 0.0f;
+        unsigned bits = 0;
         for (std::int64_t c = t; c < nchunks; c += B) {
           float y[kChunk];
           y_chunk(c, y);
-          const int n = valid_in_chunk(c, full, n_tail);
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j)
-            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
         }
-        amax = block_max<kBarrier>(amax, max_partials);
+        const float amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         s_row = scale_of<M>(amax, p);
         if (t == 0) p.scale[row] = s_row;
       }
@@ -495,21 +545,13 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
         if (mine) y_chunk(c, y);
         float inv_s = inv_row;
         if (mode == Quant::per_block) {
-          float amax = 0.0f;
-          const int n = mine ? valid_in_chunk(c, full, n_tail) : 0;
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j)
-            if (j < n) amax = nan_max(amax, fabsf(y[j]));
+          float amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
           amax = warp_max<kGroupChunks>(amax);
           const float s = scale_of<M>(amax, p);
           inv_s = __fdiv_rn(1.0f, s);
           if (mine && t % kGroupChunks == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
         }
-        if (!mine) continue;
-        unsigned char q[kChunk];
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) q[j] = quantize<M>(y[j], inv_s, p.fp8_fmt, p.fp8_max);
-        store_fp8_chunk(qr, c, full, n_tail, q);
+        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max));
       }
     }
     __syncthreads();  // the cache and the partials are reused by the next row
@@ -517,10 +559,142 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
 }
 
 // ---------------------------------------------------------------------------------------------
+// Element row: any alignment, the row in registers
+// ---------------------------------------------------------------------------------------------
+
+inline constexpr int kElementSlots = 16;          // elements per thread
+inline constexpr int kElementMaxThreads = 512;    // so D <= 8192 (128 registers: no spill)
+inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / static_cast<int>(kQuantGroup);
+
+// Thread t owns elements t, t + B, ..., t + 15·B of the row (B = blockDim.x, a function of D
+// only): every load or store instruction of a warp touches 32 consecutive elements, coalesced
+// whatever the alignment of the row start, and the reduction order depends on D alone, so rows
+// of odd width (every row start at a different alignment) are batch-invariant. x (and o) are
+// read once; all of a thread's loads are issued before the first use.
+// Per-block FP8: the group maxima meet in shared memory through integer atomicMax on |y|'s bit
+// patterns — a maximum is order-independent and exact, so this stays deterministic.
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
+__global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params p) {
+  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  constexpr int K = kElementSlots;
+  __shared__ float sum_partials[kWarp];
+  __shared__ float max_partials[kWarp];
+  __shared__ unsigned group_bits[kQuant ? kElementMaxGroups : 1];
+  __shared__ float group_inv[kQuant ? kElementMaxGroups : 1];
+  // Column indices in 32 bits (D <= 8192); row offsets stay 64-bit (row_off).
+  const int t = static_cast<int>(threadIdx.x);
+  const int B = static_cast<int>(blockDim.x);
+  const int D = static_cast<int>(p.dim);
+  const G* g = static_cast<const G*>(p.g);
+  const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
+
+  // One block per row (the launcher checks R < 2^31): nothing is carried from row to row, so
+  // no per-slot address arithmetic is hoisted out of a row loop and held in registers.
+  const std::int64_t row = blockIdx.x;
+  {
+    const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+    float h[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = t + k * B;
+      h[k] = j < D ? load_scalar(xr, j) : 0.0f;
+    }
+    [[maybe_unused]] float hn[K];  // M17: the unrounded x + o that the mutant normalizes
+    if constexpr (kAdd) {
+      const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
+      T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
+      float o[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int j = t + k * B;
+        o[k] = j < D ? load_scalar(orow, j) : 0.0f;
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int j = t + k * B;
+        hn[k] = h[k] + o[k];
+        h[k] = round_through<T>(hn[k]);
+        if (j < D) store_scalar(xw, j, h[k]);
+        if constexpr (M == Mutant::M17_add_unrounded_sum) h[k] = hn[k];
+      }
+    }
+    // Σh²: the slots in order (zeros past D add exact zeros), then the block tree.
+    SumSquares<T, M> ss;
+#pragma unroll
+    for (int k = 0; k < K; ++k) ss.add(h[k]);
+    const float total = block_sum<kBarrier>(ss.acc, sum_partials);
+    const float r = rstd_of<M>(total, D, ((D + kChunk - 1) / kChunk) * kChunk, p.eps);
+    if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
+
+    float y[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = t + k * B;
+      float w = 1.0f;
+      if (weighted && j < D)
+        w = effective_weight(
+            to_float(g[M == Mutant::M20_weight_by_row ? static_cast<int>(static_cast<unsigned>(row) % static_cast<unsigned>(D)) : j]),
+            p.convention);
+      y[k] = y_of<T, M>(h[k], r, w, p.convention);
+    }
+
+    if constexpr (!kQuant) {
+      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int j = t + k * B;
+        if (j < D) store_scalar(yr, j, y[k]);
+      }
+    } else {
+      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+      const Quant mode = static_cast<Quant>(p.quant);
+      float inv_row = 0.0f;
+      if (mode == Quant::per_block) {
+        for (int gi = t; gi < static_cast<int>(p.groups); gi += B) group_bits[gi] = 0u;
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int j = t + k * B;
+          if (j < D) atomicMax(&group_bits[j / static_cast<int>(kQuantGroup)], abs_bits(y[k]));
+        }
+        __syncthreads();
+        for (int gi = t; gi < static_cast<int>(p.groups); gi += B) {
+          const float s = scale_of<M>(__uint_as_float(group_bits[gi]), p);
+          p.scale[row * p.groups + gi] = s;
+          group_inv[gi] = __fdiv_rn(1.0f, s);
+        }
+        __syncthreads();
+      } else {
+        float s_row = 0.0f;
+        if (mode == Quant::static_scale) {
+          s_row = *p.scale;
+        } else {
+          unsigned bits = 0;
+#pragma unroll
+          for (int k = 0; k < K; ++k)
+            if (t + k * B < D) bits = max(bits, abs_bits(y[k]));
+          s_row = scale_of<M>(block_max<kBarrier>(__uint_as_float(bits), max_partials), p);
+          if (t == 0) p.scale[row] = s_row;
+        }
+        inv_row = __fdiv_rn(1.0f, s_row);
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int j = t + k * B;
+        if (j < D) {
+          const float inv_s = mode == Quant::per_block ? group_inv[j / static_cast<int>(kQuantGroup)] : inv_row;
+          qr[j] = quantize<M>(y[k], inv_s, p.fp8_fmt, p.fp8_max);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Scalar: any alignment
 // ---------------------------------------------------------------------------------------------
 
-inline constexpr int kScalarMaxThreads = 1024;
+inline constexpr int kScalarMaxThreads = 512;  // 128 registers: the FP8 + fused add forms need more than 64
 
 // Thread t owns elements t, t + B, t + 2B, ... (B = blockDim.x) in every pass, so under fused
 // add and in place each thread re-reads only what it wrote itself; the per-block FP8 pass
@@ -560,8 +734,9 @@ __global__ void __launch_bounds__(kScalarMaxThreads) fwd_scalar_kernel(Params p)
     auto y_at = [&](std::int64_t j) -> float {
       float w = 1.0f;
       if (weighted)
-        w = (M == Mutant::M20_weight_by_row) ? to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(D)])
-                                               : to_float(g[j]);
+        w = effective_weight((M == Mutant::M20_weight_by_row) ? to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(D)])
+                                                                : to_float(g[j]),
+                             p.convention);
       return y_of<T, M>(h_at(j), r, w, p.convention);
     };
 

@@ -12,7 +12,7 @@
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, scalar };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -46,6 +46,13 @@ inline RegsConfig block_row_config(std::int64_t dim, std::int64_t rows = 0, Muta
     threads = std::min<std::int64_t>(threads * 2, max_threads);  // "more threads for few rows"
   return {static_cast<int>(threads), kBlockRowIters};
 }
+
+// element_row: at most 16 elements per thread, threads a multiple of 32.
+inline int element_threads(std::int64_t dim) {
+  return static_cast<int>(std::clamp<std::int64_t>(round_up((dim + kElementSlots - 1) / kElementSlots, kWarp), kWarp,
+                                                   kElementMaxThreads));
+}
+inline constexpr std::int64_t kElementRowMaxDim = std::int64_t{kElementSlots} * kElementMaxThreads;
 
 inline int scalar_threads(std::int64_t dim) {
   return static_cast<int>(std::clamp<std::int64_t>(round_up((dim + 7) / 8, kWarp), kWarp, kScalarMaxThreads));
@@ -84,6 +91,12 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.per_thread = chunked_per_thread(dim, kSmemThreads);
       s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
       break;
+    case Path::element_row: {
+      const int b = element_threads(dim);
+      s.per_thread = (dim + b - 1) / b;
+      s.tree_depth = 5 + ceil_log2(b / kWarp);
+      break;
+    }
     case Path::scalar: {
       const int b = scalar_threads(dim);
       s.per_thread = (dim + b - 1) / b;
@@ -125,6 +138,7 @@ inline const char* path_name(Path p) {
     case Path::warp_row: return "warp_row";
     case Path::block_row: return "block_row";
     case Path::large_d: return "large_d";
+    case Path::element_row: return "element_row";
     default: return "scalar";
   }
 }
@@ -181,7 +195,12 @@ Status can_implement(Path path, const ForwardArgs& a) {
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
                                                          to_string(a.x.type) + " (the row must fit in registers)");
   }
-  if (path == Path::scalar) return Status::success();
+  if (path == Path::element_row && D > kElementRowMaxDim)
+    return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kElementRowMaxDim) +
+                                                       " (16 elements per thread, 512 threads)");
+  if (path == Path::element_row && a.rows > std::int64_t{0x7fffffff})
+    return Status::fail(Status::Code::unsupported, who + ": R >= 2^31 (one block per row)");
+  if (path == Path::scalar || path == Path::element_row) return Status::success();  // any alignment
   // Vector paths: every row start of every vector-accessed tensor must be aligned. Checked,
   // never assumed (M19 skips the check and sends misaligned data down the vector path).
   if constexpr (M != Mutant::M19_misaligned_as_aligned) {
@@ -325,6 +344,21 @@ Status run_large_d(const ForwardArgs& a) {
 }
 
 template <Mutant M>
+Status run_element_row(const ForwardArgs& a) {
+  Status st = can_implement<M>(Path::element_row, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    fwd_element_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), element_threads(a.dim), 0, s>>>(p);
+  });
+  return launch_status("fwd.element_row");
+}
+
+template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
   Status st = can_implement<M>(Path::scalar, a);
   if (!st.ok() || a.rows == 0) return st;
@@ -343,6 +377,7 @@ Status run_scalar(const ForwardArgs& a) {
 template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_implement<M>(Path::warp_row, a); }
 template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
+template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
 
 }  // namespace rmsnorm::cuda::fwd
