@@ -316,11 +316,15 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
     res.message = "the executable ran no test named '" + test_name + "' (" + child.describe() + ")";
   } else if (!reported_success || res.assertions_failed > 0 || (child.exit_code != 0 && child.exit_code != 77)) {
     res.verdict = PropertyVerdict::fail;
-  } else if (res.assertions_passed == 0) {
+  } else if (res.assertions_passed == 0 || res.cases_checked == 0) {
+    // Every draw declined by can_implement (a layout or width the variant does not take) is
+    // not a pass either: the property never ran on this variant.
     // A property that checked nothing on this variant (the op is not supported, no device):
     // never reported as a pass.
     res.verdict = PropertyVerdict::not_applicable;
-    if (res.message.empty()) res.message = "no assertion ran for this variant";
+    if (res.message.empty())
+      res.message = res.cases_checked == 0 ? "every drawn case was declined by the variant (not exercised)"
+                                           : "no assertion ran for this variant";
   } else {
     res.verdict = PropertyVerdict::pass;
     res.message.clear();
