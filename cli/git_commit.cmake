@@ -3,7 +3,14 @@
 set(commit "unknown")
 set(dirty 0)
 find_package(Git QUIET)
-if(GIT_FOUND)
+if(DEFINED ENV{RMSNORM_SOURCE_COMMIT} AND NOT "$ENV{RMSNORM_SOURCE_COMMIT}" STREQUAL "")
+  # A copy of the tree without its up-to-date .git (e.g. on a lent GPU host): the caller names
+  # the commit the copy was made from (RMSNORM_SOURCE_DIRTY=1 when it had local changes).
+  set(commit "$ENV{RMSNORM_SOURCE_COMMIT}")
+  if("$ENV{RMSNORM_SOURCE_DIRTY}" STREQUAL "1")
+    set(dirty 1)
+  endif()
+elseif(GIT_FOUND)
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse HEAD WORKING_DIRECTORY ${SOURCE_DIR}
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(rc EQUAL 0 AND out)
