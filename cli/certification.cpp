@@ -39,7 +39,8 @@ double percent(std::int64_t part, std::int64_t whole) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-Progress::Progress(std::string prefix) : prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO) != 0) {}
+Progress::Progress(std::string prefix)
+    : prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO) != 0), last_log_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(const std::string& text) {
   const std::string line = prefix_ + text;
@@ -48,6 +49,12 @@ void Progress::update(const std::string& text) {
     if (padded.size() < last_len_) padded.append(last_len_ - padded.size(), ' ');
     std::fprintf(stderr, "\r%s", padded.c_str());
     last_len_ = line.size();
+  } else {
+    const auto now = std::chrono::steady_clock::now();
+    if (std::chrono::duration<double>(now - last_log_).count() >= kLogSeconds) {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      last_log_ = now;
+    }
   }
   std::fflush(stderr);
 }

@@ -3,6 +3,7 @@
 // their accumulated error profile. Also the Markdown/JSON writers of a certificate.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -15,8 +16,11 @@
 namespace cert {
 
 // Progress lines go to stderr, rewritten in place when stderr is a terminal.
+// Progress on stderr: a line rewritten in place on a terminal; elsewhere (logs, CI, a GPU host's
+// captured output) one permanent line every kLogSeconds, so long runs still show their pace.
 class Progress {
  public:
+  static constexpr double kLogSeconds = 30.0;
   explicit Progress(std::string prefix);
   void update(const std::string& text);  // transient line
   void note(const std::string& text);    // permanent line
@@ -25,6 +29,7 @@ class Progress {
   std::string prefix_;
   bool tty_;
   std::size_t last_len_ = 0;
+  std::chrono::steady_clock::time_point last_log_;
 };
 
 // --- property suite -------------------------------------------------------------------------

@@ -6,6 +6,11 @@ set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: profile
 B=build/gpu
+# The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
+# .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
+if [ -z "${RMSNORM_SOURCE_COMMIT:-}" ] && [ -s .source-commit ]; then
+  export RMSNORM_SOURCE_COMMIT=$(head -c 64 .source-commit | tr -dc '0-9a-f')
+fi
 declare -A RESULT
 t0=$(date +%s)
 step() { echo; echo "=== $1 ($(( $(date +%s) - t0 ))s)"; }
@@ -37,7 +42,7 @@ if has certify && [ -x $B/cli/rmsnorm-cert ]; then
 fi
 if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
   step mutants
-  timeout ${MUTANTS_TIMEOUT:-400} $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
+  timeout ${MUTANTS_TIMEOUT:-420} $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
     --timeout 120 --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
   tail -45 "$OUT/mutants.log"
 fi
