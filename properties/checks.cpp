@@ -199,6 +199,37 @@ bool raw_ok(const Raw& r, const Case& c, const Variant& v, CheckResult& out) {
   return true;
 }
 
+// One run of a case on `v` for the checks that look past the acceptance sets: the oracle's view
+// of the case and the variant's raw outputs. False (with `out` set to the verdict) when the
+// launch was declined or a guard band was written.
+struct ForwardRun {
+  oracle::ForwardCase fc;
+  harness::RawForward raw;
+};
+struct BackwardRun {
+  oracle::BackwardCase bc;
+  harness::RawBackward raw;
+};
+bool run_case(const Case& c, const Variant& v, ForwardRun& run, CheckResult& out) {
+  std::string err;
+  if (!harness::forward_case(c, run.fc, err)) {
+    out = fail("bad case: " + err);
+    return false;
+  }
+  run.raw = harness::execute_forward(v, run.fc, c.layout);
+  return raw_ok(run.raw, c, v, out);
+}
+bool run_case(const Case& c, const Variant& v, BackwardRun& run, CheckResult& out) {
+  std::string err;
+  if (!harness::backward_case(c, run.bc, err)) {
+    out = fail("bad case: " + err);
+    return false;
+  }
+  fill_rstd(run.bc);
+  run.raw = harness::execute_backward(v, run.bc, c.layout);
+  return raw_ok(run.raw, c, v, out);
+}
+
 // Worked-example expectations: the oracle's exact values and the variant's outputs both within
 // expect_tol of the expected decimals (the variant also within one ulp of its output type).
 CheckResult check_expectations_forward(const Case& c, const oracle::ForwardCase& fc, const Variant* v) {
@@ -346,12 +377,11 @@ CheckResult check_scale_invariance(const Case& c, const Variant& v) {
 CheckResult check_zero_rows(const Case& c, const Variant& v) {
   CheckResult r = check_acceptance(c, v);
   if (r.kind != Kind::pass) return r;
-  std::string err;
   if (c.is_forward()) {
-    oracle::ForwardCase fc;
-    harness::forward_case(c, fc, err);
-    const harness::RawForward raw = harness::execute_forward(v, fc, c.layout);
-    if (!raw_ok(raw, c, v, r)) return r;
+    ForwardRun run;
+    if (!run_case(c, v, run, r)) return r;
+    const oracle::ForwardCase& fc = run.fc;
+    const harness::RawForward& raw = run.raw;
     for (std::int64_t i = 0; i < c.rows; ++i) {
       bool zero_row = true;
       for (std::int64_t j = 0; j < c.dim; ++j) {
@@ -369,11 +399,10 @@ CheckResult check_zero_rows(const Case& c, const Variant& v) {
     }
     return pass();
   }
-  oracle::BackwardCase bc;
-  harness::backward_case(c, bc, err);
-  fill_rstd(bc);
-  const harness::RawBackward raw = harness::execute_backward(v, bc, c.layout);
-  if (!raw_ok(raw, c, v, r)) return r;
+  BackwardRun run;
+  if (!run_case(c, v, run, r)) return r;
+  const oracle::BackwardCase& bc = run.bc;
+  const harness::RawBackward& raw = run.raw;
   for (std::int64_t i = 0; i < c.rows; ++i) {
     bool zero_row = true;
     for (std::int64_t j = 0; j < c.dim; ++j) zero_row = zero_row && bc.x[static_cast<std::size_t>(i * c.dim + j)] == 0.0f;
@@ -399,12 +428,10 @@ CheckResult check_zero_rows(const Case& c, const Variant& v) {
 CheckResult check_fp16_finite(const Case& c, const Variant& v) {
   CheckResult r = check_acceptance(c, v);
   if (r.kind != Kind::pass) return r;
-  std::string err;
   if (c.is_forward()) {
-    oracle::ForwardCase fc;
-    harness::forward_case(c, fc, err);
-    const harness::RawForward raw = harness::execute_forward(v, fc, c.layout);
-    if (!raw_ok(raw, c, v, r)) return r;
+    ForwardRun run;
+    if (!run_case(c, v, run, r)) return r;
+    const harness::RawForward& raw = run.raw;
     for (std::size_t e = 0; e < raw.result.y.size(); ++e)
       if (!std::isfinite(rmsnorm::decode(raw.result.y[e], c.y_type)))
         return fail("y[" + std::to_string(e / c.dim) + "," + std::to_string(e % c.dim) + "] is not finite");
@@ -412,11 +439,9 @@ CheckResult check_fp16_finite(const Case& c, const Variant& v) {
       if (!std::isfinite(s) || s == 0.0f) return fail("rstd not finite or zero: " + fmt("%a", s));
     return pass();
   }
-  oracle::BackwardCase bc;
-  harness::backward_case(c, bc, err);
-  fill_rstd(bc);
-  const harness::RawBackward raw = harness::execute_backward(v, bc, c.layout);
-  if (!raw_ok(raw, c, v, r)) return r;
+  BackwardRun run;
+  if (!run_case(c, v, run, r)) return r;
+  const harness::RawBackward& raw = run.raw;
   for (std::size_t e = 0; e < raw.result.dx.size(); ++e)
     if (!std::isfinite(rmsnorm::decode(raw.result.dx[e], c.x_type)))
       return fail("dx[" + std::to_string(e / c.dim) + "," + std::to_string(e % c.dim) + "] is not finite");
@@ -433,13 +458,11 @@ CheckResult check_fp16_finite(const Case& c, const Variant& v) {
 // r(ĝ_j − x̂_j c) by one ulp of its type plus the SPEC §4 accumulation bound
 // 8u(|r ĝ_j| + (r³/D)|x_j|(k+d)Σ|ĝx|); weighted by |x_j| and summed.
 CheckResult check_backward_identity(const Case& c, const Variant& v) {
-  std::string err;
-  oracle::BackwardCase bc;
-  if (!harness::backward_case(c, bc, err)) return fail("bad case: " + err);
-  fill_rstd(bc);
-  const harness::RawBackward raw = harness::execute_backward(v, bc, c.layout);
+  BackwardRun run;
   CheckResult res;
-  if (!raw_ok(raw, c, v, res)) return res;
+  if (!run_case(c, v, run, res)) return res;
+  const oracle::BackwardCase& bc = run.bc;
+  const harness::RawBackward& raw = run.raw;
   const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{};
   const double kd = static_cast<double>(shape.per_thread + shape.tree_depth);
   const double u = 0x1p-24;
@@ -606,11 +629,11 @@ CheckResult check_fused_add(const Case& c, const Variant& v) {
   if (c.op != Op::add_forward && c.op != Op::add_forward_quant) return check_acceptance(c, v);
   CheckResult r = check_acceptance(c, v);
   if (r.kind != Kind::pass) return r;
-  std::string err, diff;
-  oracle::ForwardCase fc;
-  harness::forward_case(c, fc, err);
-  const harness::RawForward fused = harness::execute_forward(v, fc, c.layout);
-  if (!raw_ok(fused, c, v, r)) return r;
+  std::string diff;
+  ForwardRun run;
+  if (!run_case(c, v, run, r)) return r;
+  const oracle::ForwardCase& fc = run.fc;
+  const harness::RawForward& fused = run.raw;
   if (!(diff = compare_bits("residual h vs RN(h + o)", fused.result.h, oracle::residual_rounded(fc), c.dim)).empty())
     return fail(diff);
   const Op plain = c.op == Op::add_forward ? Op::forward : Op::forward_quant;
@@ -637,11 +660,10 @@ CheckResult check_fused_add(const Case& c, const Variant& v) {
 CheckResult check_fp8(const Case& c, const Variant& v) {
   CheckResult r = check_acceptance(c, v);
   if (r.kind != Kind::pass || !c.has_quant()) return r;
-  std::string err;
-  oracle::ForwardCase fc;
-  harness::forward_case(c, fc, err);
-  const harness::RawForward raw = harness::execute_forward(v, fc, c.layout);
-  if (!raw_ok(raw, c, v, r)) return r;
+  ForwardRun run;
+  if (!run_case(c, v, run, r)) return r;
+  const oracle::ForwardCase& fc = run.fc;
+  const harness::RawForward& raw = run.raw;
   // Saturation makes every q finite on rows inside the guaranteed domain: rows whose input (or,
   // under fused add, whose rounded residual h + o) holds a NaN or an infinity are exempt.
   auto row_in_domain = [&](std::int64_t r) {
