@@ -183,6 +183,32 @@ Status device_gate(const rmsnorm::Variant& v) {
   return Status::success();
 }
 
+// What both directions check before building any buffer: the oracle's validation of the case
+// (a case the contract rejects is reported as invalid_argument), then the variant's device.
+template <typename OracleCase>
+Status launch_gate(const rmsnorm::Variant& v, const OracleCase& c) {
+  const std::string invalid = oracle::validate(c);
+  if (!invalid.empty()) return Status::fail(Code::invalid_argument, "invalid case: " + invalid);
+  return device_gate(v);
+}
+
+// The bit patterns of an R×D view held by a region, row-major and dense.
+std::vector<std::uint32_t> dense_bits(Region& reg, std::int64_t R, std::int64_t D) {
+  std::vector<std::uint32_t> out(static_cast<std::size_t>(R * D));
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t j = 0; j < D; ++j) out[static_cast<std::size_t>(r * D + j)] = reg.bits(r, j);
+  return out;
+}
+
+// Runs the variant's launcher, waits for it, and reads every region back.
+template <typename Args, typename Launch>
+Status launch_and_download(Launch launch, const Args& a, Memory where, const std::vector<Region*>& all) {
+  Status st = launch(a);
+  if (st.ok()) st = sync_device(where);
+  if (!st.ok()) return st;
+  return for_each_region(all, &Region::download);
+}
+
 }  // namespace
 
 std::string Outcome::summary() const {
@@ -195,12 +221,7 @@ std::string Outcome::summary() const {
 
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L) {
   RawForward out;
-  const std::string invalid = oracle::validate(c);
-  if (!invalid.empty()) {
-    out.status = Status::fail(Code::invalid_argument, "invalid case: " + invalid);
-    return out;
-  }
-  out.status = device_gate(v);
+  out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;
   const std::int64_t R = c.rows, D = c.dim;
   const bool add = !c.o.empty();
@@ -263,10 +284,7 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
     out.status = Status::fail(Code::unsupported, v.name + " has no forward");
     return out;
   }
-  out.status = v.run_forward(a);
-  if (out.status.ok()) out.status = sync_device(where);
-  if (!out.status.ok()) return out;
-  out.status = for_each_region(all, &Region::download);
+  out.status = launch_and_download(v.run_forward, a, where, all);
   if (!out.status.ok()) return out;
 
   out.guard_violation = first_nonempty(
@@ -276,16 +294,10 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
        s_before.empty() ? "" : scale->check_unchanged(s_before)});
 
   oracle::ForwardResult& res = out.result;
-  res.y.resize(static_cast<std::size_t>(R * D));
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t j = 0; j < D; ++j) res.y[static_cast<std::size_t>(r * D + j)] = yreg->bits(r, j);
+  res.y = dense_bits(*yreg, R, D);
   res.rstd.resize(static_cast<std::size_t>(R));
   for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = rstd->value(0, r);
-  if (add) {
-    res.h.resize(static_cast<std::size_t>(R * D));
-    for (std::int64_t r = 0; r < R; ++r)
-      for (std::int64_t j = 0; j < D; ++j) res.h[static_cast<std::size_t>(r * D + j)] = x.bits(r, j);
-  }
+  if (add) res.h = dense_bits(x, R, D);
   if (quant && c.quant != rmsnorm::Quant::static_scale) {
     const std::int64_t n = c.quant == rmsnorm::Quant::dynamic_token ? R : R * rmsnorm::quant_groups(D);
     res.scale.resize(static_cast<std::size_t>(n));
@@ -307,12 +319,7 @@ Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, con
 
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
   RawBackward out;
-  const std::string invalid = oracle::validate(c);
-  if (!invalid.empty()) {
-    out.status = Status::fail(Code::invalid_argument, "invalid case: " + invalid);
-    return out;
-  }
-  out.status = device_gate(v);
+  out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;
   const std::int64_t R = c.rows, D = c.dim;
   const bool add = !c.dresidual.empty();
@@ -374,10 +381,7 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
     out.status = Status::fail(Code::unsupported, v.name + " has no backward");
     return out;
   }
-  out.status = v.run_backward(a);
-  if (out.status.ok()) out.status = sync_device(where);
-  if (!out.status.ok()) return out;
-  out.status = for_each_region(all, &Region::download);
+  out.status = launch_and_download(v.run_backward, a, where, all);
   if (!out.status.ok()) return out;
   // The workspace is scratch: only its guards are checked.
   out.guard_violation = first_nonempty(
@@ -393,13 +397,8 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
   }
 
   oracle::BackwardResult& res = out.result;
-  res.dx.resize(static_cast<std::size_t>(R * D));
-  for (std::int64_t r = 0; r < R; ++r)
-    for (std::int64_t j = 0; j < D; ++j) res.dx[static_cast<std::size_t>(r * D + j)] = dxreg->bits(r, j);
-  if (dg) {
-    res.dg.resize(static_cast<std::size_t>(D));
-    for (std::int64_t j = 0; j < D; ++j) res.dg[static_cast<std::size_t>(j)] = dg->bits(0, j);
-  }
+  res.dx = dense_bits(*dxreg, R, D);
+  if (dg) res.dg = dense_bits(*dg, 1, D);
   return out;
 }
 
