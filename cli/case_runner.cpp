@@ -80,6 +80,24 @@ bool status_is_decline(const rmsnorm::Status& s) {
   return s.code == Code::unsupported || s.code == Code::misaligned || s.code == Code::no_device;
 }
 
+// A launcher that did not run the case: a decline is a skip, anything else a failure. False
+// when the launch went ahead.
+bool not_launched(const rmsnorm::Status& st, CaseRun& run) {
+  if (st.ok()) return false;
+  if (status_is_decline(st)) {
+    run = skipped(std::move(run), std::string(rmsnorm::to_string(st.code)) + ": " + st.reason);
+  } else {
+    run.verdict = RunVerdict::fail;
+    run.reason = std::string("status ") + rmsnorm::to_string(st.code) + ": " + st.reason;
+  }
+  return true;
+}
+
+void take_verdict(const oracle::Verdict& verdict, CaseRun& run) {
+  run.profile = verdict.profile;
+  run.first_failure = !verdict.error.empty() ? "oracle: " + verdict.error : verdict.pass ? "" : verdict.first_failure;
+}
+
 // A case naming a property (`property = P4`) is that property's check, replayed by the property
 // library itself (properties/checks.h), so a failure line from the suite replays exactly.
 CaseRun run_property_case(const harness::Case& c, const rmsnorm::Variant& v, CaseRun run) {
@@ -163,19 +181,11 @@ CaseRun run_case(const harness::Case& c_in, const rmsnorm::Variant& v) {
       return run;
     }
     auto raw = harness::execute_forward(v, run.fwd, c.layout);
-    if (!raw.status.ok()) {
-      if (status_is_decline(raw.status))
-        return skipped(std::move(run), std::string(rmsnorm::to_string(raw.status.code)) + ": " + raw.status.reason);
-      run.verdict = RunVerdict::fail;
-      run.reason = std::string("status ") + rmsnorm::to_string(raw.status.code) + ": " + raw.status.reason;
-      return run;
-    }
+    if (not_launched(raw.status, run)) return run;
     run.fwd_out = std::move(raw.result);
     run.guard_violation = raw.guard_violation;
     const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
-    const oracle::Verdict verdict = oracle::check_forward(run.fwd, run.fwd_out, shape);
-    run.profile = verdict.profile;
-    run.first_failure = !verdict.error.empty() ? "oracle: " + verdict.error : verdict.pass ? "" : verdict.first_failure;
+    take_verdict(oracle::check_forward(run.fwd, run.fwd_out, shape), run);
     if (c.has_expectations()) {
       compare_list("exact y", c.expect_y, oracle::forward_values(run.fwd), c.expect_tol, run.expectation_failures);
       compare_list("variant y", c.expect_y, decode_all(run.fwd_out.y, c.y_type), c.expect_tol, run.expectation_failures);
@@ -193,20 +203,12 @@ CaseRun run_case(const harness::Case& c_in, const rmsnorm::Variant& v) {
       return run;
     }
     auto raw = harness::execute_backward(v, run.bwd, c.layout);
-    if (!raw.status.ok()) {
-      if (status_is_decline(raw.status))
-        return skipped(std::move(run), std::string(rmsnorm::to_string(raw.status.code)) + ": " + raw.status.reason);
-      run.verdict = RunVerdict::fail;
-      run.reason = std::string("status ") + rmsnorm::to_string(raw.status.code) + ": " + raw.status.reason;
-      return run;
-    }
+    if (not_launched(raw.status, run)) return run;
     run.bwd_out = std::move(raw.result);
     run.guard_violation = raw.guard_violation;
     const rmsnorm::AccumShape rs = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
     const rmsnorm::AccumShape ds = v.dg_shape ? v.dg_shape(c.rows) : rmsnorm::AccumShape{c.rows, 0};
-    const oracle::Verdict verdict = oracle::check_backward(run.bwd, run.bwd_out, rs, ds);
-    run.profile = verdict.profile;
-    run.first_failure = !verdict.error.empty() ? "oracle: " + verdict.error : verdict.pass ? "" : verdict.first_failure;
+    take_verdict(oracle::check_backward(run.bwd, run.bwd_out, rs, ds), run);
     if (c.has_expectations()) {
       const oracle::BackwardValues exact = oracle::backward_values(run.bwd);
       compare_list("exact dx", c.expect_dx, exact.dx, c.expect_tol, run.expectation_failures);
