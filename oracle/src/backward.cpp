@@ -70,20 +70,12 @@ std::string make_plan(const BackwardCase& c, AccumShape row_shape, AccumShape dg
   if (c.dg_type != DType::f32 && c.dg_type != c.g_type)
     return std::string("invalid case: dg type must be f32 or the g type (got ") + rmsnorm::to_string(c.dg_type) + ")";
   const std::int64_t n = c.rows * c.dim;
-  if (static_cast<std::int64_t>(c.x.size()) != n)
-    return "invalid case: x has " + std::to_string(c.x.size()) + " values, rows*dim = " + std::to_string(n);
-  if (static_cast<std::int64_t>(c.dy.size()) != n)
-    return "invalid case: dy has " + std::to_string(c.dy.size()) + " values, rows*dim = " + std::to_string(n);
-  if (static_cast<std::int64_t>(c.rstd.size()) != c.rows)
-    return "invalid case: rstd has " + std::to_string(c.rstd.size()) + " values, rows = " + std::to_string(c.rows);
-  if (!c.dresidual.empty() && static_cast<std::int64_t>(c.dresidual.size()) != n)
-    return "invalid case: dresidual has " + std::to_string(c.dresidual.size()) + " values, rows*dim = " + std::to_string(n);
-  if (no_weight) {
-    if (!c.g.empty() && static_cast<std::int64_t>(c.g.size()) != c.dim)
-      return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
-  } else if (static_cast<std::int64_t>(c.g.size()) != c.dim) {
-    return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
-  }
+  const std::string counts = judge::first_error(
+      {judge::count_error("x", c.x.size(), n, "rows*dim"), judge::count_error("dy", c.dy.size(), n, "rows*dim"),
+       judge::count_error("rstd", c.rstd.size(), c.rows, "rows"),
+       judge::count_error("dresidual", c.dresidual.size(), n, "rows*dim", true),
+       judge::count_error("g", c.g.size(), c.dim, "dim", no_weight)});
+  if (!counts.empty()) return counts;
   if (!representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
   if (!representable(c.dy, c.x_type)) return "invalid case: some dy value is not representable in the x type";
   if (!representable(c.dresidual, c.x_type)) return "invalid case: some dresidual value is not representable in the x type";

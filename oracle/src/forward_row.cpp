@@ -86,16 +86,10 @@ std::string make_plan(const ForwardCase& c, AccumShape shape, Plan& p) {
       return "invalid case: the static scale must be finite and > 0";
   }
   const std::int64_t n = c.rows * c.dim;
-  if (static_cast<std::int64_t>(c.x.size()) != n)
-    return "invalid case: x has " + std::to_string(c.x.size()) + " values, rows*dim = " + std::to_string(n);
-  if (!c.o.empty() && static_cast<std::int64_t>(c.o.size()) != n)
-    return "invalid case: o has " + std::to_string(c.o.size()) + " values, rows*dim = " + std::to_string(n);
-  if (no_weight) {
-    if (!c.g.empty() && static_cast<std::int64_t>(c.g.size()) != c.dim)
-      return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
-  } else if (static_cast<std::int64_t>(c.g.size()) != c.dim) {
-    return "invalid case: g has " + std::to_string(c.g.size()) + " values, dim = " + std::to_string(c.dim);
-  }
+  const std::string counts = judge::first_error({judge::count_error("x", c.x.size(), n, "rows*dim"),
+                                                 judge::count_error("o", c.o.size(), n, "rows*dim", true),
+                                                 judge::count_error("g", c.g.size(), c.dim, "dim", no_weight)});
+  if (!counts.empty()) return counts;
   if (!representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
   if (!representable(c.o, c.x_type)) return "invalid case: some o value is not representable in the x type";
   if (!no_weight && !representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <utility>
@@ -132,6 +133,22 @@ inline std::string validate_shape_and_types(std::int64_t rows, std::int64_t dim,
     return std::string("invalid case: x type must be f32, f16 or bf16 (got ") + rmsnorm::to_string(x_type) + ")";
   if (convention != Convention::no_weight && g_type != x_type && g_type != DType::f32)
     return std::string("invalid case: g type must be the x type or f32 (got ") + rmsnorm::to_string(g_type) + ")";
+  return "";
+}
+
+// A tensor's value count against what the shape asks: "" when they agree (or, with
+// `may_be_empty`, when the tensor is absent), else "invalid case: x has 5 values, rows*dim = 6".
+inline std::string count_error(const char* name, std::size_t got, std::int64_t want, const char* want_name,
+                               bool may_be_empty = false) {
+  if (static_cast<std::int64_t>(got) == want || (may_be_empty && got == 0)) return "";
+  return std::string("invalid case: ") + name + " has " + std::to_string(got) + " values, " + want_name + " = " +
+         std::to_string(want);
+}
+
+// The first non-empty reason of a list of checks, or "".
+inline std::string first_error(std::initializer_list<std::string> reasons) {
+  for (const std::string& r : reasons)
+    if (!r.empty()) return r;
   return "";
 }
 
