@@ -147,23 +147,9 @@ CheckResult judge_rejection(const Status& s, const Case& c, const Variant& v) {
   return {Kind::rejected, what};
 }
 
-// View of a backward case as the forward that produced its rstd.
-oracle::ForwardCase forward_view(const oracle::BackwardCase& b) {
-  oracle::ForwardCase f;
-  f.rows = b.rows;
-  f.dim = b.dim;
-  f.x_type = f.y_type = b.x_type;
-  f.g_type = b.g_type;
-  f.convention = b.convention;
-  f.eps = b.eps;
-  f.x = b.x;
-  f.g = b.g;
-  return f;
-}
-
 // The rstd a backward is handed: RN32 of the exact r (the harness does the same when empty).
 void fill_rstd(oracle::BackwardCase& b) {
-  if (b.rstd.empty() && b.rows > 0) b.rstd = oracle::rstd_rounded(forward_view(b));
+  if (b.rstd.empty() && b.rows > 0) b.rstd = oracle::rstd_rounded(oracle::forward_of(b));
 }
 
 double weight_at(const oracle::BackwardCase& b, std::int64_t j) {
@@ -265,7 +251,7 @@ CheckResult check_expectations_backward(const Case& c, oracle::BackwardCase bc, 
   fill_rstd(bc);
   // The seed's worked answers are of the exact function, so compare with the exact r.
   oracle::BackwardCase exact_case = bc;
-  const std::vector<oracle::Enclosure> r = oracle::row_rstd(forward_view(bc));
+  const std::vector<oracle::Enclosure> r = oracle::row_rstd(oracle::forward_of(bc));
   for (std::size_t i = 0; i < c.expect_rstd.size(); ++i)
     if (!near(r[i].mid(), c.expect_rstd[i], c.expect_tol))
       return fail("oracle rstd[" + std::to_string(i) + "] = " + fmt("%.9g", r[i].mid()) + ", expected " +

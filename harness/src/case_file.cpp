@@ -415,15 +415,7 @@ bool backward_case(const Case& c, oracle::BackwardCase& out, std::string& error)
   if (c.op == Op::add_backward) b.dresidual = std::move(v.dresidual);
   if (b.rstd.empty() && b.rows > 0) {
     // The backward is handed the forward's r: RN32 of the exact r, as a perfect forward writes it.
-    oracle::ForwardCase f;
-    f.rows = b.rows;
-    f.dim = b.dim;
-    f.x_type = f.y_type = b.x_type;
-    f.g_type = b.g_type;
-    f.convention = b.convention;
-    f.eps = b.eps;
-    f.x = b.x;
-    f.g = b.g;
+    const oracle::ForwardCase f = oracle::forward_of(b);
     error = oracle::validate(f);
     if (!error.empty()) return false;
     b.rstd = oracle::rstd_rounded(f);

@@ -210,6 +210,19 @@ std::vector<float> rstd_rounded(const ForwardCase& c, Evaluation mode, std::int6
 }
 std::vector<float> rstd_rounded(const ForwardCase& c) { return rstd_rounded(c, Evaluation::fast, nullptr); }
 
+ForwardCase forward_of(const BackwardCase& b) {
+  ForwardCase f;
+  f.rows = b.rows;
+  f.dim = b.dim;
+  f.x_type = f.y_type = b.x_type;
+  f.g_type = b.g_type;
+  f.convention = b.convention;
+  f.eps = b.eps;
+  f.x = b.x;
+  f.g = b.g;
+  return f;
+}
+
 std::vector<std::uint32_t> forward_rounded(const ForwardCase& c, Evaluation mode, std::int64_t* fallbacks) {
   fwd::RowOptions o;
   o.mode = mode;

@@ -133,6 +133,10 @@ std::vector<Enclosure> row_rstd(const ForwardCase& c);
 // RN32 of the exact r per row (the rstd the harness hands a backward). Exact (Ziv).
 std::vector<float> rstd_rounded(const ForwardCase& c);
 
+// The plain forward whose r a backward case is handed: same rows, dim, x, g, eps, convention;
+// y in the x type.
+ForwardCase forward_of(const BackwardCase& b);
+
 // The correctly rounded output RN_out(y) per element (Ziv-exact), bits of y_type. For quant
 // modes the oracle uses exact scales (static: given; dynamic: exact amax / max, floored).
 // Rows outside the guaranteed domain (NaN/Inf input, Σx² > FLT_MAX, a kernel's fp32 Σx²/D + eps
