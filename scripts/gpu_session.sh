@@ -66,6 +66,7 @@ if has bench && [ -x $B/bench/rmsnorm-bench ]; then
   step bench
   timeout 300 $B/bench/rmsnorm-bench ${BENCH_ARGS:-} --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1; RESULT[bench]=$?
   tail -60 "$OUT/bench.log"
+  command -v python3 > /dev/null && python3 scripts/bench_table.py "$OUT/bench.csv" | tee "$OUT/bench_table.txt"
 fi
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
