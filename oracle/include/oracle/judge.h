@@ -101,7 +101,10 @@ inline bool judge(const KeyAcceptance& a, std::uint32_t got, const num::Grid& g,
       if (got == a.rounded) ++p.correctly_rounded;
       const double v = num::value_of_bits(got, g);
       const double d = v - a.exact;
-      const double ulps = std::fabs(d) / ulp_at(a.exact, g);
+      // An accepted overflow (got = ±inf, exact beyond the largest finite value) has no finite
+      // distance in ulps of exact: count grid steps from the correctly rounded value instead.
+      const double ulps = std::isfinite(v) ? std::fabs(d) / ulp_at(a.exact, g)
+                                           : std::fabs(static_cast<double>(k - num::key_of_bits(a.rounded, g)));
       if (ulps > p.max_ulp) p.max_ulp = ulps;
       const double allowed = d >= 0 ? num::value_of_key(a.hi, g) - a.exact : a.exact - num::value_of_key(a.lo, g);
       double ratio = (d == 0) ? 0.0 : (allowed > 0 ? std::fabs(d) / allowed : std::numeric_limits<double>::infinity());
