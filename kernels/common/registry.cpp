@@ -68,4 +68,15 @@ const Variant* pick_backward(const BackwardArgs& a, Memory where) {
   return nullptr;
 }
 
+std::size_t backward_workspace_bytes(std::int64_t rows, std::int64_t dim, Memory where) {
+  std::size_t most = 0;
+  if (rows <= 0 || dim <= 0) return 0;
+  for (const Variant& v : registry()) {
+    if (v.is_mutant() || v.memory != where || !v.workspace_bytes) continue;
+    if (!v.supports(Op::backward) && !v.supports(Op::add_backward)) continue;
+    most = std::max(most, v.workspace_bytes(rows, dim));
+  }
+  return most;
+}
+
 }  // namespace rmsnorm

@@ -86,10 +86,17 @@ bool glob_match(const std::string& pattern, const std::string& name);
 // Device availability: ok when a CUDA device can run kernels, else the reason.
 Status device_status();
 
-// The default dispatcher: the best non-mutant device variant that can implement the args,
-// or the host reference when `allow_host` and no device is present.
+// The default dispatcher: the first product variant (registry order, best first) of memory
+// `where` whose can_implement() accepts the arguments; null when none does (the arguments break
+// the contract, or no variant of `where` can do them). For the backward, the arguments must
+// carry the dg workspace: size it first with backward_workspace_bytes().
 const Variant* pick_forward(const ForwardArgs& a, Memory where);
 const Variant* pick_backward(const BackwardArgs& a, Memory where);
+
+// The largest dg workspace any product backward variant of memory `where` asks for R rows of
+// D columns: allocate this much, then pick_backward() can choose among all of them. 0 when none
+// needs one (or R = 0).
+std::size_t backward_workspace_bytes(std::int64_t rows, std::int64_t dim, Memory where);
 
 // Registration hooks, one per family; registry() calls each once.
 void register_host_variants(std::vector<Variant>& out);
