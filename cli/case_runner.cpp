@@ -133,32 +133,20 @@ CaseRun run_property_case(const harness::Case& c, const rmsnorm::Variant& v, Cas
 
 bool fill_backward_rstd(harness::Case& c, std::string& error) {
   if (c.is_forward() || !c.rstd.empty()) return true;
-  harness::CaseValues values;
-  if (!harness::materialize(c, values, error)) return false;
-  if (!values.rstd.empty()) return true;  // the generator chose one
-  oracle::ForwardCase f;
-  f.rows = c.rows;
-  f.dim = c.dim;
-  f.x_type = c.x_type;
-  f.g_type = c.g_type;
-  f.y_type = c.x_type;
-  f.convention = c.convention;
-  f.eps = c.eps;
-  f.x = values.x;
-  if (c.convention != rmsnorm::Convention::no_weight) f.g = values.g;
-  const std::string invalid = oracle::validate(f);
-  if (!invalid.empty()) {
-    error = "cannot derive rstd: " + invalid;
+  // The harness's backward view materializes the values and derives RN32 of the exact r.
+  oracle::BackwardCase b;
+  if (!harness::backward_case(c, b, error)) {
+    error = "cannot derive rstd: " + error;
     return false;
   }
-  c.rstd = oracle::rstd_rounded(f);
+  c.rstd = b.rstd;
   if (!c.generator.empty()) {
-    // A generated case keeps its generator; the rstd rides along as an explicit list, which the
-    // case format allows next to a generator only when materialize honours it: keep values.
-    c.x = values.x;
-    c.g = values.g;
-    c.dy = values.dy;
-    c.dresidual = values.dresidual;
+    // The rstd rides along as an explicit list, which a generated case does not carry: the case
+    // becomes explicit values (the same ones the generator drew).
+    c.x = b.x;
+    c.g = b.g;
+    c.dy = b.dy;
+    c.dresidual = b.dresidual;
     c.generator.clear();
   }
   return true;

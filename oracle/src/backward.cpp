@@ -45,12 +45,6 @@ using num::up;
 namespace {
 
 
-bool representable(const std::vector<float>& v, DType t) {
-  for (float f : v)
-    if (!num::representable(f, t)) return false;
-  return true;
-}
-
 struct Plan {
   const BackwardCase* c = nullptr;
   Grid gx, gdg;
@@ -76,10 +70,10 @@ std::string make_plan(const BackwardCase& c, AccumShape row_shape, AccumShape dg
        judge::count_error("dresidual", c.dresidual.size(), n, "rows*dim", true),
        judge::count_error("g", c.g.size(), c.dim, "dim", no_weight)});
   if (!counts.empty()) return counts;
-  if (!representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
-  if (!representable(c.dy, c.x_type)) return "invalid case: some dy value is not representable in the x type";
-  if (!representable(c.dresidual, c.x_type)) return "invalid case: some dresidual value is not representable in the x type";
-  if (!no_weight && !representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";
+  if (!num::representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
+  if (!num::representable(c.dy, c.x_type)) return "invalid case: some dy value is not representable in the x type";
+  if (!num::representable(c.dresidual, c.x_type)) return "invalid case: some dresidual value is not representable in the x type";
+  if (!no_weight && !num::representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";
   p.c = &c;
   p.add = !c.dresidual.empty();
   p.no_weight = no_weight;

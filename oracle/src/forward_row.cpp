@@ -39,12 +39,6 @@ constexpr double kSecondOrder = 1.0 + 0x1p-20;
 
 bool is_storage_float(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
 
-bool representable(const std::vector<float>& v, DType t) {
-  for (float f : v)
-    if (!num::representable(f, t)) return false;
-  return true;
-}
-
 // The exact magnitude |x·w| as an ordered pair (hi, lo) with hi + lo exact and hi = RN(hi + lo):
 // lexicographic order on pairs is the order of the exact values (RN is monotone).
 struct MagPair {
@@ -90,9 +84,9 @@ std::string make_plan(const ForwardCase& c, AccumShape shape, Plan& p) {
                                                  judge::count_error("o", c.o.size(), n, "rows*dim", true),
                                                  judge::count_error("g", c.g.size(), c.dim, "dim", no_weight)});
   if (!counts.empty()) return counts;
-  if (!representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
-  if (!representable(c.o, c.x_type)) return "invalid case: some o value is not representable in the x type";
-  if (!no_weight && !representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";
+  if (!num::representable(c.x, c.x_type)) return "invalid case: some x value is not representable in the x type";
+  if (!num::representable(c.o, c.x_type)) return "invalid case: some o value is not representable in the x type";
+  if (!no_weight && !num::representable(c.g, c.g_type)) return "invalid case: some g value is not representable in the g type";
 
   p.c = &c;
   p.fused = !c.o.empty();

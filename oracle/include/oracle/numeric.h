@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #if defined(__GNUC__) && !defined(__clang__)
 // GCC 12 reports cpp_int's inline limb storage as "maybe uninitialized" wherever a temporary is
@@ -136,6 +137,13 @@ inline bool representable(float v, DType t) {
     }
     default: return rmsnorm::round_to(v, t) == static_cast<double>(v);
   }
+}
+
+// Every value of a tensor is a value of type t.
+inline bool representable(const std::vector<float>& v, DType t) {
+  for (float f : v)
+    if (!representable(f, t)) return false;
+  return true;
 }
 // The grid point of a key for the rounding walk: the overflow key is max + ulp(max).
 inline double walk_value(std::int64_t key, const Grid& g) {
