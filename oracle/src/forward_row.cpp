@@ -400,7 +400,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   // --- FP8 scales (dynamic modes): exact s = max(amax / fp8_max, floor32) per group. ---
   std::vector<double> s_used(static_cast<std::size_t>(p.groups), 1.0);  // the s q is judged with
   std::vector<char> s_valid(static_cast<std::size_t>(p.groups), 1);
-  struct ExactScale { bool amax_branch = false; std::int64_t jstar = -1; double value = 0; };
+  struct ExactScale { bool amax_branch = false; std::int64_t jstar = -1; double value = 0; MagPair mag; };
   std::vector<ExactScale> s_exact(static_cast<std::size_t>(p.groups));
   // A non-finite weight (inf, or NaN) is outside the guaranteed domain: y_j = x_j·r·w_j is ±inf
   // or NaN (0·inf), and with dynamic FP8 scales it reaches the scale of its group — for FP8 the
@@ -412,16 +412,21 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   // (ŷ = inf, s = inf, q = inf·0 = NaN) while the exact scale is finite: like Σx² overflowing,
   // outside the guaranteed domain. Bound: ŷ ≤ |y|(1 + eps32) before its rounding, so a row with
   // |y|(1 + eps32 + u) < FLT_MAX never overflows.
+  // Each group's exact amax (its largest |x·w|) is found once here; the row's largest decides.
   if (p.quant && p.dynamic && row.domain == Row::Domain::normal) {
-    MagPair best;
-    std::int64_t jstar = -1;
-    for (std::int64_t j = 0; j < D; ++j) {
-      const MagPair mp = exact_mag(row.xs[j], p.no_weight ? 1.0f : c.g[j], c.convention);
-      if (jstar < 0 || mp.greater(best)) { best = mp; jstar = j; }
+    const ExactScale* top = nullptr;
+    for (std::int64_t b = 0; b < p.groups; ++b) {
+      ExactScale& es = s_exact[b];
+      const std::int64_t j0 = b * p.group_width, j1 = std::min(D, j0 + p.group_width);
+      for (std::int64_t j = j0; j < j1; ++j) {
+        const MagPair mp = exact_mag(row.xs[j], p.no_weight ? 1.0f : c.g[j], c.convention);
+        if (es.jstar < 0 || mp.greater(es.mag)) { es.mag = mp; es.jstar = j; }
+      }
+      if (es.jstar >= 0 && (top == nullptr || es.mag.greater(top->mag))) top = &es;
     }
-    if (jstar >= 0 && best.hi > 0) {
+    if (top != nullptr && top->mag.hi > 0) {
       double yd, ylo, yhi;
-      enclose(jstar, true, yd, ylo, yhi);
+      enclose(top->jstar, true, yd, ylo, yhi);
       if (up(yhi * up(1 + p.eps32 + num::kU)) >= static_cast<double>(kFltMax)) row.domain = Row::Domain::any;
     }
   }
@@ -430,11 +435,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       ExactScale& es = s_exact[b];
       if (!p.dynamic) { es.value = c.static_scale; continue; }
       const std::int64_t j0 = b * p.group_width, j1 = std::min(D, j0 + p.group_width);
-      MagPair best;
-      for (std::int64_t j = j0; j < j1; ++j) {
-        const MagPair mp = exact_mag(row.xs[j], p.no_weight ? 1.0f : c.g[j], c.convention);
-        if (es.jstar < 0 || mp.greater(best)) { best = mp; es.jstar = j; }
-      }
+      const MagPair best = es.mag;  // found above, with es.jstar
       const double floorM = static_cast<double>(p.floor32) * p.fp8_max;  // exact: 24 + 3 bits
       bool fb = false;
       if (best.hi > 0) {
