@@ -29,7 +29,7 @@ Status persistent_run(const BackwardArgs& a) {
   if (a.rows == 0) return empty_batch(a);
   return launch<Mutant::none>(a, true);
 }
-AccumShape persistent_row_shape(std::int64_t dim) { return row_shape_of(config_for(dim, true), dim); }
+AccumShape persistent_row_shape(std::int64_t dim) { return row_shape_for(dim, true); }
 AccumShape persistent_dg_shape(std::int64_t rows) { return dg_shape_of(rows, /*fused=*/true); }
 
 Status reread_can(const BackwardArgs& a) { return can_implement(a, /*mutant=*/false); }

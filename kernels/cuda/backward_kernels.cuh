@@ -132,7 +132,7 @@ __device__ __forceinline__ float row_sum(float v, float (*buffers)[kWarp], int p
 // reduction and the dx pass (x and dy read once). kChunks chunks per thread; kPrefetch loads the
 // next row of the stream before working on the current one (only when registers allow).
 template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
-__global__ void __launch_bounds__(kThreads, kThreads <= 512 ? kProgramsPerSM : 1) backward_fused_kernel(Params<T, G> p) {
+__global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? kProgramsPerSM : 1) backward_fused_kernel(Params<T, G> p) {
   static_assert(kRows == 1 || kThreads / kRows == kWarp, "several rows per block means one warp per row");
   static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block shape");
   constexpr int kGroup = kThreads / kRows;  // threads of one row stream

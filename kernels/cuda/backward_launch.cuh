@@ -13,9 +13,11 @@ namespace rmsnorm::cuda::bwd {
 
 // Largest D: c = s / D divides by D as an fp32, exact only up to 2^24.
 inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
-// Largest D of the register-resident kernel: 1024 threads × one chunk of 8 (two chunks per
-// thread at 1024 threads do not fit in 64 registers).
+// Largest D of the register-resident kernel: 1024 threads × one chunk of 8 for every type (two
+// chunks per thread at 1024 threads spill at 64 registers); 16-bit rows up to 16384 as 512
+// threads × 4 chunks at 128 registers (fp32 chunks are twice the registers: they spill there).
 inline constexpr std::int64_t kMaxFusedDim = 8192;
+inline constexpr std::int64_t kMaxFusedDim16 = 16384;
 
 // How a row is worked on, chosen from D alone (so the accumulation shape is a function of D).
 struct Config {
@@ -35,11 +37,13 @@ inline Config fused_config(std::int64_t dim) {
   if (nc <= 128) return {128, 1, 1, false};            // D ≤ 1024
   if (nc <= 256) return {256, 1, 1, false};            // D ≤ 2048
   if (nc <= 512) return {512, 1, 1, false};            // D ≤ 4096
-  return {1024, 1, 1, false};                          // D ≤ 8192
+  if (nc <= 1024) return {1024, 1, 1, false};          // D ≤ 8192
+  return {512, 1, 4, false};                           // D ≤ 16384, 16-bit types only
 }
 inline Config reread_config() { return {kRereadThreads, 1, 1, true}; }
-inline Config config_for(std::int64_t dim, bool allow_fused) {
-  return allow_fused && dim <= kMaxFusedDim ? fused_config(dim) : reread_config();
+inline Config config_for(std::int64_t dim, bool allow_fused, std::size_t elem_bytes) {
+  const std::int64_t max_fused = elem_bytes == 2 ? kMaxFusedDim16 : kMaxFusedDim;
+  return allow_fused && dim <= max_fused ? fused_config(dim) : reread_config();
 }
 
 // P = kProgramsPerSM × SM count of the current device: a function of the device only. 0 when
@@ -77,6 +81,15 @@ inline AccumShape row_shape_of(const Config& c, std::int64_t dim) {
   s.per_thread = std::min<std::int64_t>(per_chunk_threads * kChunk, dim);
   s.tree_depth = 5 + (c.rows > 1 ? 0 : ceil_log2(c.threads / kWarp));
   return s;
+}
+
+// The declared shape of a variant is a function of D alone; where the configuration also
+// depends on the element size (8192 < D ≤ 16384: 16-bit rows register-resident, fp32 rows
+// re-read), the larger chain and the deeper tree of the two bound both.
+inline AccumShape row_shape_for(std::int64_t dim, bool allow_fused) {
+  const AccumShape a = row_shape_of(config_for(dim, allow_fused, 2), dim);
+  const AccumShape b = row_shape_of(config_for(dim, allow_fused, 4), dim);
+  return {std::max(a.per_thread, b.per_thread), std::max(a.tree_depth, b.tree_depth)};
 }
 
 // The dg sum over rows of one column: a stream chains its rows in order (ceil(R/streams)
@@ -168,14 +181,17 @@ inline void launch_stage1(const Config& c, const Params<T, G>& p, std::int64_t g
   if (nc <= 128) return launch_fused<T, G, 128, 1, 1, kAligned, M>(p, grid, st);
   if (nc <= 256) return launch_fused<T, G, 256, 1, 1, kAligned, M>(p, grid, st);
   if (nc <= 512) return launch_fused<T, G, 512, 1, 1, kAligned, M>(p, grid, st);
-  return launch_fused<T, G, 1024, 1, 1, kAligned, M>(p, grid, st);
+  if (nc <= 1024) return launch_fused<T, G, 1024, 1, 1, kAligned, M>(p, grid, st);
+  // 8192 < D ≤ 16384 comes here for 16-bit rows only: config_for() sends fp32 rows to the
+  // re-reading kernel above, and mutants are declined beyond 8192 by can_implement().
+  if constexpr (sizeof(T) == 2) return launch_fused<T, G, 512, 1, 4, kAligned, M>(p, grid, st);
 }
 
 // Runs stage 1 (dx and the dg partials) and, when dg is wanted, stage 2. can_implement() must
 // have accepted `a` and R must be > 0.
 template <Mutant M>
 inline Status launch(const BackwardArgs& a, bool allow_fused) {
-  const Config cfg = config_for(a.dim, allow_fused);
+  const Config cfg = config_for(a.dim, allow_fused, size_of(a.x.type));
   const std::int64_t p_dev = programs();
   if (p_dev <= 0) return Status::fail(Status::Code::no_device, "no CUDA device answered for the SM count");
   const std::int64_t grid = programs_launched(cfg, a.rows, p_dev);

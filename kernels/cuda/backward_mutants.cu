@@ -24,7 +24,7 @@ Status mutant_run(const BackwardArgs& a) {
   if (a.rows == 0) return empty_batch(a);
   return launch<M>(a, true);
 }
-AccumShape mutant_row_shape(std::int64_t dim) { return row_shape_of(config_for(dim, true), dim); }
+AccumShape mutant_row_shape(std::int64_t dim) { return row_shape_for(dim, true); }
 AccumShape mutant_dg_shape(std::int64_t rows) { return dg_shape_of(rows, /*fused=*/true); }
 
 template <Mutant M>
