@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched GPU session (the device machine starts cold and is lent by the minute):
 # build, GPU tests, corpus, certify, mutants, sanitizers, SASS, benchmark; logs under $OUT,
-# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all)
+# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: profile
@@ -20,7 +20,7 @@ if has build; then
   step build
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
   cmake --preset gpu > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
-  cmake --build --preset gpu -j 16 ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
+  cmake --build --preset gpu -j $(nproc) ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
   grep -E "error|warning" "$OUT/build.log" | head -30
 fi
 if has tests; then
@@ -45,6 +45,13 @@ if has mutants && [ -x $B/cli/rmsnorm-cert ]; then
   timeout ${MUTANTS_TIMEOUT:-420} $B/cli/rmsnorm-cert mutants --pattern "${MUTANTS:-mutant.*}" --budget ${MUTANT_BUDGET:-50} --jobs 8 ${MUTANT_FLAGS:---first-kill} \
     --timeout 120 --out "$OUT/mutants" > "$OUT/mutants.log" 2>&1; RESULT[mutants]=$?
   tail -45 "$OUT/mutants.log"
+fi
+if has fuzz && [ -x $B/cli/rmsnorm-cert ]; then
+  step fuzz
+  # The seeded differential loop over every product variant (failures minimized into $OUT/fuzz).
+  timeout $(( ${FUZZ_SECONDS:-180} + 60 )) $B/cli/rmsnorm-cert fuzz --seconds ${FUZZ_SECONDS:-180} --variant "${FUZZ_VARIANT:-all}" \
+    --seed ${FUZZ_SEED:-0x5e55104e3} --out "$OUT/fuzz" > "$OUT/fuzz.log" 2>&1; RESULT[fuzz]=$?
+  tail -6 "$OUT/fuzz.log"
 fi
 if has sanitize; then
   step sanitize
