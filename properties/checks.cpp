@@ -1051,6 +1051,10 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
   } else if (id == "P11") {
     d.max_rows = 64;
     d.min_rows = 1;
+    // Half the draws in fp32: a reduction order that changes with R moves the row's sum by an
+    // fp32 ulp or so, which an fp32 output keeps and a 16-bit output rounds away almost always
+    // (the backward's dx shows it only through c = Σĝx̂/D; the forward also shows it in rstd).
+    d.x_types = {DType::f32, DType::f32, DType::bf16, DType::f16};
   } else if (id == "P12") {
     d.g_regimes = {Regime::per_channel};
     d.dims = Domain::Dims::small;

@@ -1,16 +1,42 @@
 #!/usr/bin/env python3
-"""Summarize an rmsnorm-bench CSV: per op, the min / median / max ratio to the same-run copy over
-the SPEC §8 target region (R*D >= 2^25, D in [1024, 65536], bf16), the worst shapes, and the
-small-R rows (graph replay) against the empty kernel. Usage: scripts/bench_table.py bench.csv"""
+"""Summarize rmsnorm-bench CSVs, and bench/peers.py CSVs beside them.
+
+Our rows (variant not starting with "torch."): per op, the min / median / max ratio to the
+same-run copy over the SPEC §8 target region (R*D >= 2^25, D in [1024, 65536], bf16), the worst
+shapes, and the small-R rows (graph replay) against the empty kernel.
+
+Beside the peers (rows whose variant starts with "torch.", from bench/peers.py): for each
+(op, dtype, R, D) measured by both, our ratio, the best peer's ratio and label, and ours/peer
+speed two ways:
+  copy  each side's time in units of its own run's copy of the same bytes, i.e.
+        (our ratio / peer ratio) * (peer bytes / our bytes); the processes differ, so this
+        cancels a difference in the state of the GPU between the runs, and the bytes factor
+        cancels a difference in the bytes models (ours counts the backward's dg workspace)
+  time  peer time_us / our time_us, as measured
+and how many shapes we are at least as fast as the best peer (>= 1.0). Where a file has several
+rows for one shape and side (several variants or runs), the best of them is taken.
+
+Usage: scripts/bench_table.py bench.csv [peers.csv ...]"""
 import csv
 import statistics
 import sys
 
 TARGETS = {"forward": 0.95, "add_forward": 0.90, "add_forward_quant": 0.90, "backward": 0.85, "add_backward": 0.85}
+PEER_PREFIX = "torch."
 
 
-def main(path):
-    rows = [r for r in csv.DictReader(open(path)) if not r.get("note", "").startswith("skipped")]
+def measured(r):
+    """A row with a time: not skipped or failed, and a positive time and ratio."""
+    note = r.get("note", "")
+    if note.startswith("skipped") or note.startswith("failed"):
+        return False
+    try:
+        return float(r["time_us"]) > 0 and float(r["ratio"]) > 0
+    except (KeyError, ValueError):
+        return False
+
+
+def summarize_ours(rows):
     ops = {}
     for r in rows:
         R, D = int(r["rows"]), int(r["dim"])
@@ -31,7 +57,69 @@ def main(path):
               f"median {statistics.median(xs):.2f}, max {max(xs):.2f} (target 1.2)")
 
 
+def best_by_shape(rows):
+    """(op, dtype, R, D) -> the row with the highest ratio (for peers of one run: the fastest)."""
+    best = {}
+    for r in rows:
+        key = (r["op"], r["dtype"], int(r["rows"]), int(r["dim"]))
+        if key not in best or float(r["ratio"]) > float(best[key]["ratio"]):
+            best[key] = r
+    return best
+
+
+def beside_the_peers(ours, peers):
+    mine, theirs = best_by_shape(ours), best_by_shape(peers)
+    shared = sorted(set(mine) & set(theirs), key=lambda k: (k[0], k[1], k[2], k[3]))
+    if not shared:
+        print("beside the peers: no (op, dtype, R, D) measured by both")
+        return
+    print()
+    print("beside the peers (ours/peer speed: 'copy' = times in units of each run's own copy, "
+          "'time' = time_us as measured; >= 1.00: ours at least as fast)")
+    print(f"{'op':18s} {'dtype':5s} {'R':>6s} {'D':>6s} {'ours':26s} {'ratio':>6s} {'best peer':22s} "
+          f"{'ratio':>6s} {'us ours':>9s} {'us peer':>9s} {'x copy':>7s} {'x time':>7s}")
+    per_op = {}
+    for key in shared:
+        a, b = mine[key], theirs[key]
+        ra, rb = float(a["ratio"]), float(b["ratio"])
+        ta, tb = float(a["time_us"]), float(b["time_us"])
+        ba, bb = float(a["bytes"]), float(b["bytes"])
+        by_copy = (ra / rb) * (bb / ba) if ba > 0 and bb > 0 else ra / rb
+        by_time = tb / ta
+        op, dtype, R, D = key
+        print(f"{op:18s} {dtype:5s} {R:6d} {D:6d} {a['variant']:26s} {ra:6.3f} {b['variant']:22s} "
+              f"{rb:6.3f} {ta:9.2f} {tb:9.2f} {by_copy:7.2f} {by_time:7.2f}")
+        per_op.setdefault(op, []).append((by_copy, by_time, R, D))
+    print()
+    print(f"{'op':18s} {'shapes':>6s} {'>= peer (copy)':>14s} {'>= peer (time)':>14s} "
+          f"{'min x copy':>10s} {'median':>7s}  slowest beside the peer (x copy)")
+    total = [0, 0, 0]
+    for op, v in per_op.items():
+        n_copy = sum(x[0] >= 1.0 for x in v)
+        n_time = sum(x[1] >= 1.0 for x in v)
+        total[0] += len(v)
+        total[1] += n_copy
+        total[2] += n_time
+        slowest = ", ".join(f"{R}x{D} {c:.2f}" for c, _t, R, D in sorted(v)[:3])
+        print(f"{op:18s} {len(v):6d} {f'{n_copy}/{len(v)}':>14s} {f'{n_time}/{len(v)}':>14s} "
+              f"{min(x[0] for x in v):10.2f} {statistics.median(x[0] for x in v):7.2f}  {slowest}")
+    print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by copy-normalized speed, "
+          f"{total[2]}/{total[0]} by time_us")
+
+
+def main(paths):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            rows += [r for r in csv.DictReader(f) if measured(r)]
+    ours = [r for r in rows if not r["variant"].startswith(PEER_PREFIX)]
+    peers = [r for r in rows if r["variant"].startswith(PEER_PREFIX)]
+    summarize_ours(ours)
+    if peers:
+        beside_the_peers(ours, peers)
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1])
+    main(sys.argv[1:])

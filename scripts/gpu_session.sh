@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One batched GPU session (the device machine starts cold and is lent by the minute):
 # build, GPU tests, corpus, certify, mutants, sanitizers, SASS, benchmark; logs under $OUT,
-# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, profile)
+# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: profile
@@ -68,12 +68,25 @@ if has sass; then
   cuobjdump -sass $B/kernels/librmsnorm.a > "$OUT/sass.txt" 2>&1
   # 16-byte accesses with any cache qualifier (.EF: the streaming loads and stores of single-pass rows).
   echo "LDG.128: $(grep -cE 'LDG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  STG.128: $(grep -cE 'STG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  LDL/STL: $(grep -cE '\bLDL|\bSTL' "$OUT/sass.txt")"
+  gzip -f "$OUT/sass.txt"  # the full listing is large: kept compressed, outside the log archive
 fi
 if has bench && [ -x $B/bench/rmsnorm-bench ]; then
   step bench
   timeout 300 $B/bench/rmsnorm-bench ${BENCH_ARGS:-} --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1; RESULT[bench]=$?
   tail -60 "$OUT/bench.log"
   command -v python3 > /dev/null && python3 scripts/bench_table.py "$OUT/bench.csv" | tee "$OUT/bench_table.txt"
+  if [ -n "${BENCH2_ARGS:-}" ]; then  # a second run (e.g. named variants side by side): bench2.csv
+    timeout 300 $B/bench/rmsnorm-bench $BENCH2_ARGS --csv "$OUT/bench2.csv" > "$OUT/bench2.log" 2>&1; RESULT[bench2]=$?
+    grep -vE "^ *$" "$OUT/bench2.log" | tail -60
+  fi
+fi
+if has peers; then
+  step peers
+  # PyTorch (eager, torch.compile) beside its own same-run copy (bench/peers.py), then the table
+  # of ours against the best peer per shape (our bench.csv from the bench step, when present).
+  timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py ${PEERS_ARGS:---quick} --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
+  tail -40 "$OUT/peers.log"
+  [ -f "$OUT/bench.csv" ] && python3 scripts/bench_table.py "$OUT/bench.csv" "$OUT/peers.csv" | tee "$OUT/peers_table.txt"
 fi
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
@@ -92,5 +105,5 @@ fi
 step summary
 for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort | tee "$OUT/summary.txt"
 # At most 8 files come back: pack the logs into one archive.
-(cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude bench.csv * && \
-  find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt ! -name bench.csv -exec rm -rf {} +)
+(cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude bench.csv --exclude peers.csv --exclude sass.txt.gz * && \
+  find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt ! -name bench.csv ! -name peers.csv ! -name sass.txt.gz -exec rm -rf {} +)

@@ -49,11 +49,13 @@ struct Params {
 };
 
 // Row start of a view under the mutants that break addressing: M8 takes the stride as D,
-// M11 forms row·stride in 32-bit arithmetic.
+// M11 forms the row's byte offset in 32-bit arithmetic (as the forward's M11: it wraps at 4 GiB,
+// which P18's rows 2^31 elements apart cross for every type; an element count would wrap only
+// at 2^32 elements, past P18's reach).
 template <Mutant M, typename P>
 __device__ __forceinline__ P* row_start(P* base, std::int64_t row, std::int64_t stride, std::int64_t dim) {
   const std::int64_t s = M == Mutant::M8_stride_ignored ? dim : stride;
-  return base + row_offset<M == Mutant::M11_offsets_32bit>(row, s);
+  return base + row_offset<M == Mutant::M11_offsets_32bit>(row, s, static_cast<unsigned>(sizeof(P)));
 }
 
 // Chunk c of a row (elements [8c, 8c+8) ∩ [0, D)). Full chunks of 16-byte-aligned rows take

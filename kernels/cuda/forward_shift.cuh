@@ -160,8 +160,13 @@ __device__ __forceinline__ void store_shifted_chunk(T* row, const WordRow<T>& rr
 // The kernel: block_row's mapping (chunk c on thread c % lanes, ITERS per thread), plain forward
 // or fused add, non-FP8 outputs; each tensor's misalignment decides per row between the direct
 // chunk access (m = 0) and the shifted one.
+// Registers per thread, stated: left alone ptxas takes ~128 for every form, and the small blocks
+// of short rows (64 threads at D = 1025) then fit only 8 to an SM. 16-bit rows without the add
+// fit in 80 (12 blocks of 64 threads); the fused add and fp32 rows keep 128.
+template <typename T, bool kAdd>
+inline constexpr int kShiftRegs = (sizeof(T) == 2 && !kAdd) ? 80 : 128;
 template <typename T, typename G, bool kAdd, int ITERS>
-__global__ void __launch_bounds__(kBlockRowMaxThreads<T, false>) fwd_shift_kernel(Params p) {
+__global__ void __maxnreg__((kShiftRegs<T, kAdd>)) fwd_shift_kernel(Params p) {
   constexpr Mutant M = Mutant::none;
   __shared__ float sum_partials[kWarp];
   const int lanes = static_cast<int>(blockDim.x);  // a multiple of 32
