@@ -187,14 +187,12 @@ inline void launch_stage1(const Config& c, const Params<T, G>& p, std::int64_t g
   if constexpr (sizeof(T) == 2) return launch_fused<T, G, 512, 1, 4, kAligned, M>(p, grid, st);
 }
 
-// Runs stage 1 (dx and the dg partials) and, when dg is wanted, stage 2. can_implement() must
-// have accepted `a` and R must be > 0.
-template <Mutant M>
-inline Status launch(const BackwardArgs& a, bool allow_fused) {
-  const Config cfg = config_for(a.dim, allow_fused, size_of(a.x.type));
-  const std::int64_t p_dev = programs();
-  if (p_dev <= 0) return Status::fail(Status::Code::no_device, "no CUDA device answered for the SM count");
-  const std::int64_t grid = programs_launched(cfg, a.rows, p_dev);
+// Runs stage 1 (dx and the dg partials) by `stage1(TypeTag<T>, TypeTag<G>, params, programs,
+// stream, aligned)` and, when dg is wanted, stage 2 over the `programs` partial rows stage 1
+// wrote (1 ≤ programs ≤ min(P, R), the workspace's rows). can_implement() must have accepted `a`
+// and R must be > 0.
+template <Mutant M, typename Stage1>
+inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stage1) {
   const cudaStream_t st = as_stream(a.stream);
   const bool aligned = all_aligned(a);
   float* ws = static_cast<float*>(a.workspace);
@@ -227,11 +225,7 @@ inline Status launch(const BackwardArgs& a, bool allow_fused) {
       if (p.weight == WeightMode::none) p.g = nullptr;
       p.partials = want_dg ? ws : nullptr;
       p.dg_atomic = M == Mutant::M10_dg_float_atomics && want_dg ? ws : nullptr;
-      if (aligned) {
-        launch_stage1<T, G, true, M>(cfg, p, grid, st);
-      } else if constexpr (M == Mutant::none) {
-        launch_stage1<T, G, false, M>(cfg, p, grid, st);
-      }
+      stage1(TypeTag<T>{}, gt, p, grid, st, aligned);
     };
     if (a.convention == Convention::no_weight || a.g_type == StorageTraits<T>::dtype) {
       run_with(TypeTag<T>{});
@@ -250,6 +244,30 @@ inline Status launch(const BackwardArgs& a, bool allow_fused) {
     default: return Status::fail(Status::Code::unsupported, "dg type");
   }
   return launch_status("backward stage 2 (dg column sum)");
+}
+
+// The register-resident (allow_fused) or the re-reading stage 1, by D.
+// Programs for R rows with configuration `cfg` (0: no device answered for the SM count).
+inline std::int64_t programs_for(const Config& cfg, std::int64_t rows) {
+  const std::int64_t p_dev = programs();
+  return p_dev <= 0 ? 0 : programs_launched(cfg, rows, p_dev);
+}
+inline Status no_programs() { return Status::fail(Status::Code::no_device, "no CUDA device answered for the SM count"); }
+
+template <Mutant M>
+inline Status launch(const BackwardArgs& a, bool allow_fused) {
+  const Config cfg = config_for(a.dim, allow_fused, size_of(a.x.type));
+  const std::int64_t grid = programs_for(cfg, a.rows);
+  if (grid <= 0) return no_programs();
+  return run_stages<M>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool aligned) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    if (aligned) {
+      launch_stage1<T, G, true, M>(cfg, p, n, st);
+    } else if constexpr (M == Mutant::none) {
+      launch_stage1<T, G, false, M>(cfg, p, n, st);
+    }
+  });
 }
 
 // R = 0: dx is empty, but dg = Σ over no rows = 0 must still be written when asked for

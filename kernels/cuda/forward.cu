@@ -2,8 +2,6 @@
 // first: the dispatcher takes the first product variant whose can_implement() accepts.
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
-//   fwd.shift_row    D ≤ 16384, any alignment, forward and fused add: block_row's mapping and
-//                    order; misaligned rows as aligned 16-byte words, realigned in registers
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -42,10 +40,6 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::block_row) {
     v.can_implement_forward = fwd::can_block_row<M>;
     v.run_forward = fwd::run_block_row<M>;
-  } else if constexpr (P == Path::shift_row) {
-    v.can_implement_forward = fwd::can_shift_row<M>;
-    v.run_forward = fwd::run_shift_row<M>;
-    v.ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   } else if constexpr (P == Path::large_d) {
     v.can_implement_forward = fwd::can_large_d<M>;
     v.run_forward = fwd::run_large_d<M>;
@@ -63,7 +57,6 @@ const char* path_variant_name(Path p) {
   switch (p) {
     case Path::warp_row: return "fwd.warp_row";
     case Path::block_row: return "fwd.block_row";
-    case Path::shift_row: return "fwd.shift_row";
     case Path::large_d: return "fwd.large_d";
     case Path::element_row: return "fwd.element_row";
     default: return "fwd.scalar";
@@ -83,8 +76,6 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
-  out.push_back(make<Mutant::none, Path::shift_row>(
-      "fwd.shift_row", "D <= 16384, any alignment: block_row's mapping, misaligned rows read and written as aligned 16-byte words realigned by funnel shifts and shuffles"));
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
   out.push_back(make<Mutant::none, Path::element_row>(

@@ -7,7 +7,6 @@
 #define RMSNORM_FWD_PRODUCT_INSTANCES(X) \
   X(run_warp_row, none)                  \
   X(run_block_row, none)                 \
-  X(run_shift_row, none)                 \
   X(run_large_d, none)                   \
   X(run_element_row, none)               \
   X(run_scalar, none)

@@ -9,11 +9,10 @@
 #include <type_traits>
 
 #include "forward_kernels.cuh"
-#include "forward_shift.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, shift_row, large_d, element_row, scalar };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -82,7 +81,6 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.tree_depth = ceil_log2(c.lanes);
       break;
     }
-    case Path::shift_row:  // block_row's mapping and order exactly
     case Path::block_row: {
       const RegsConfig c = block_row_config(dim);
       s.per_thread = chunked_per_thread(dim, c.lanes);
@@ -139,7 +137,6 @@ inline const char* path_name(Path p) {
   switch (p) {
     case Path::warp_row: return "warp_row";
     case Path::block_row: return "block_row";
-    case Path::shift_row: return "shift_row";
     case Path::large_d: return "large_d";
     case Path::element_row: return "element_row";
     default: return "scalar";
@@ -197,14 +194,6 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (D > max_dim)
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
                                                          to_string(a.x.type) + " (the row must fit in registers)");
-  }
-  if (path == Path::shift_row) {
-    if (a.quant != Quant::none)
-      return Status::fail(Status::Code::unsupported, who + ": FP8 outputs are not implemented here (fwd.element_row)");
-    const std::int64_t max_dim = std::int64_t{kBlockRowMaxThreads<float, false>} * kBlockRowIters * kChunk;
-    if (D > max_dim)
-      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " (the row must fit in registers)");
-    return Status::success();  // any alignment
   }
   if (path == Path::element_row && D > kElementRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kElementRowMaxDim) +
@@ -355,23 +344,6 @@ Status run_large_d(const ForwardArgs& a) {
 }
 
 template <Mutant M>
-Status run_shift_row(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.shift_row carries no mutants");
-  Status st = can_implement<M>(Path::shift_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  const RegsConfig c = block_row_config(a.dim);
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
-    using T = typename decltype(tt)::type;
-    using G = typename decltype(gt)::type;
-    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-    if constexpr (!kQ) fwd_shift_kernel<T, G, kA, kBlockRowIters><<<grid_for(a.rows), c.lanes, 0, s>>>(p);
-  });
-  return launch_status("fwd.shift_row");
-}
-
-template <Mutant M>
 Status run_element_row(const ForwardArgs& a) {
   Status st = can_implement<M>(Path::element_row, a);
   if (!st.ok() || a.rows == 0) return st;
@@ -405,7 +377,6 @@ Status run_scalar(const ForwardArgs& a) {
 template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_implement<M>(Path::warp_row, a); }
 template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
-template <Mutant M> Status can_shift_row(const ForwardArgs& a) { return can_implement<M>(Path::shift_row, a); }
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
 
