@@ -1,4 +1,5 @@
 // `list`: what this build registered and what this machine can run.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -21,8 +22,10 @@ std::string ops_of(const rmsnorm::Variant& v) {
 
 std::string shape_of(const rmsnorm::Variant& v) {
   if (!v.row_shape) return "-";
-  const rmsnorm::AccumShape s = v.row_shape(4096);
-  return "k=" + std::to_string(s.per_thread) + " d=" + std::to_string(s.tree_depth) + " @D=4096";
+  // At D = 4096, or the nearest D of the variant's declared range.
+  const std::int64_t d = std::clamp<std::int64_t>(4096, v.min_dim, v.max_dim);
+  const rmsnorm::AccumShape s = v.row_shape(d);
+  return "k=" + std::to_string(s.per_thread) + " d=" + std::to_string(s.tree_depth) + " @D=" + std::to_string(d);
 }
 
 std::string availability(const rmsnorm::Variant& v, const rmsnorm::Status& device) {
@@ -41,6 +44,8 @@ void print_variants(const std::string& pattern, bool mutants) {
                 ops_of(v).c_str(), shape_of(v).c_str(), availability(v, device).c_str());
     if (mutants) std::printf("    %s: %s\n", rmsnorm::to_string(v.mutant), rmsnorm::mutant_description(v.mutant));
     else if (!v.description.empty()) std::printf("    %s\n", v.description.c_str());
+    std::printf("    declared range: %lld <= D <= %lld%s\n", static_cast<long long>(v.min_dim),
+                static_cast<long long>(v.max_dim), v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());

@@ -256,11 +256,12 @@ std::int64_t RngChooser::between(std::int64_t lo, std::int64_t hi) { return rng_
 // ---------------------------------------------------------------------------------------------
 namespace {
 
+const std::vector<std::int64_t> kVectorEdges = {7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
+                                                127, 128, 129, 255, 256, 257, 511, 512, 513};
+const std::vector<std::int64_t> kBig = {1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
+                                        8192, 8193, 16383, 16384, 16385, 32768, 65535, 65536, 65537};
+
 std::int64_t draw_dim(Chooser& ch, const Domain& d) {
-  static const std::vector<std::int64_t> kVectorEdges = {7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65,
-                                                         127, 128, 129, 255, 256, 257, 511, 512, 513};
-  static const std::vector<std::int64_t> kBig = {1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 8191,
-                                                 8192, 8193, 16383, 16384, 16385, 32768, 65535, 65536, 65537};
   std::int64_t dim = 1;
   switch (d.dims) {
     case Domain::Dims::small: dim = ch.between(1, 64); break;
@@ -320,11 +321,22 @@ std::int64_t draw_offset(Chooser& ch, DType t) {
 }
 
 // D rounded up to a multiple of 8 (one 16-byte vector of 16-bit elements), or down when that
-// leaves the domain: rows of such a width keep 16-byte alignment under 8k-element pads.
-std::int64_t round_dim_to_vector(std::int64_t dim, const Domain& d) {
+// leaves [lo, hi]: rows of such a width keep 16-byte alignment under 8k-element pads.
+std::int64_t round_dim_to_vector(std::int64_t dim, std::int64_t lo, std::int64_t hi) {
   const std::int64_t up = (dim + 7) / 8 * 8;
-  if (up <= d.max_dim) return up;
-  return std::max<std::int64_t>(8, dim / 8 * 8);
+  if (up <= hi) return up;
+  return std::max<std::int64_t>(std::max<std::int64_t>(8, lo), dim / 8 * 8);
+}
+std::int64_t round_dim_to_vector(std::int64_t dim, const Domain& d) { return round_dim_to_vector(dim, 1, d.max_dim); }
+
+// A width in [lo, hi]: its ends, the edges and big widths inside it, or any up to lo + 4096.
+std::int64_t draw_dim_in(Chooser& ch, std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> marks = {lo, hi};
+  for (const auto* list : {&kVectorEdges, &kBig})
+    for (std::int64_t x : *list)
+      if (x > lo && x < hi) marks.push_back(x);
+  if (ch.pick({2, 1}) == 0) return choose(ch, marks);
+  return ch.between(lo, std::min(hi, lo + 4096));
 }
 
 }  // namespace
@@ -333,6 +345,20 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
   harness::Case c;
   c.op = choose(ch, d.ops);
   c.dim = draw_dim(ch, d);
+  // Aim at the variant under test (Domain::target_*): its range, and aligned rows if it needs them.
+  bool aimed_aligned = false;
+  if (d.target_max_dim > 0) {
+    const std::int64_t lo = std::max({d.target_min_dim, d.min_dim, std::int64_t{1}});
+    const std::int64_t hi = std::min(d.target_max_dim, d.max_dim);
+    const bool outside = c.dim < lo || c.dim > hi;
+    if (lo <= hi && (outside || d.target_aligned) && ch.pick({2, 1}) == 1) {
+      if (outside) c.dim = draw_dim_in(ch, lo, hi);
+      if (d.target_aligned && hi >= 8) {
+        c.dim = round_dim_to_vector(c.dim, lo, hi);
+        aimed_aligned = true;
+      }
+    }
+  }
   c.rows = draw_rows(ch, d, c.dim);
   c.x_type = choose(ch, d.x_types);
   c.g_type = (d.g_f32 && c.x_type != DType::f32 && ch.pick({3, 1}) == 1) ? DType::f32 : c.x_type;
@@ -365,8 +391,8 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     // of 8k elements, no offsets, D a multiple of 8. Otherwise nearly every draw is misaligned
     // somewhere and the vector paths decline it (seen on the H200: P15 checked 0 of 40 cases
     // on fwd.large_d, reported as a pass).
-    const bool aligned = d.force_layout && ch.pick({1, 1}) == 0;
-    if (aligned) c.dim = round_dim_to_vector(c.dim, d);
+    const bool aligned = aimed_aligned || (d.force_layout && ch.pick({1, 1}) == 0);
+    if (aligned && !aimed_aligned) c.dim = round_dim_to_vector(c.dim, d);
     harness::Layout& l = c.layout;
     auto pad = [&]() -> std::int64_t {
       if (!pads) return 0;

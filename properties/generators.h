@@ -134,6 +134,11 @@ struct Domain {
   bool layouts = true;        // pads and misaligned offsets may be drawn
   bool force_layout = false;  // every case has pads and misaligned offsets
   bool in_place = true;       // y may alias x (dx may alias dy)
+  // The variant under test (target_max_dim > 0): a third of the draws take a width inside its
+  // declared range and, for a variant of aligned rows only, 16-byte aligned rows — so that a
+  // variant of a narrow range (bwd.cluster_rows.vec8: D > 16384) meets more than a stray case.
+  std::int64_t target_min_dim = 0, target_max_dim = 0;
+  bool target_aligned = false;
 };
 
 // Draw one case (generator "regimes" + a seed). Valid by construction: the variant is "*".

@@ -285,3 +285,31 @@ TEST_CASE("the layout properties draw vector-aligned and misaligned cases alike"
     CHECK(strided_aligned >= draws / 10); // strided rows (poisoned gaps) on the vector paths
   }
 }
+
+// A variant of a narrow range must meet more than stray cases: on the H200 the first
+// certificate of bwd.cluster_rows.vec8 (16384 < D <= 65536, aligned rows) checked 0 or 1 of 40
+// cases for most properties — every other draw was outside its range and declined. Draws for a
+// variant aim a third of their widths at its declared range (Variant::min_dim/max_dim) and, for
+// a variant of aligned rows only, at 16-byte aligned rows.
+TEST_CASE("property draws for a variant aim at its declared D range and layout", "[property]") {
+  rmsnorm::Variant v;
+  v.name = "test.narrow";
+  v.memory = rmsnorm::Memory::device;
+  v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
+  v.min_dim = 16385;
+  v.max_dim = 65536;
+  v.aligned_rows = true;
+  for (const char* id : {"P2", "P8", "P10", "P11", "P12", "P15", "P16", "P18"}) {
+    const PropertyInfo* p = properties::find_property(id);
+    REQUIRE(p != nullptr);
+    int in_range = 0;
+    const int draws = 300;
+    for (int i = 0; i < draws; ++i) {
+      generators::RngChooser ch(0xa1e00000u + static_cast<std::uint64_t>(i));
+      const harness::Case c = properties::draw_property_case(*p, ch, &v);
+      if (c.dim >= v.min_dim && c.dim <= v.max_dim && vector_aligned(c)) ++in_range;
+    }
+    CAPTURE(id, in_range, draws);
+    CHECK(in_range >= draws / 5);
+  }
+}

@@ -54,8 +54,11 @@ AccumShape single_stream_dg_shape(std::int64_t rows) { return dg_shape_of(rows, 
 void register_backward_variants(std::vector<Variant>& out) {
   auto add = [&](const char* name, const char* description, Status (*can)(const BackwardArgs&),
                  Status (*run)(const BackwardArgs&), AccumShape (*row_shape)(std::int64_t),
-                 AccumShape (*dg_shape)(std::int64_t)) {
+                 AccumShape (*dg_shape)(std::int64_t), std::int64_t min_dim, std::int64_t max_dim, bool aligned) {
     Variant v;
+    v.min_dim = min_dim;
+    v.max_dim = max_dim;
+    v.aligned_rows = aligned;
     v.memory = Memory::device;
     v.ops = bwd::kBackwardOps;
     v.workspace_bytes = bwd::workspace_bytes;
@@ -71,15 +74,18 @@ void register_backward_variants(std::vector<Variant>& out) {
   // Dispatch order: the first that can implement the arguments runs.
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
-      staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape);
+      staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,
+      kStagedMinDim, kStagedMaxDim16, true);
   add("bwd.cluster_rows.vec8",
-      "one row over an 8-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536)",
-      cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape);
+      "one row over an 8-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
+      cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
+      kClusterMinDim32, kClusterMaxDim, true);
   add("bwd.persistent_rows.vec8",
       "persistent programs, row in registers (D<=8192, 16-bit to 16384; warp per row to 512), two-stage dg",
-      product_can, run_checked<product_can, persistent_launch>, persistent_row_shape, persistent_dg_shape);
+      product_can, run_checked<product_can, persistent_launch>, persistent_row_shape, persistent_dg_shape, 1, kMaxDim,
+      false);
   add("bwd.reread_rows.vec8", "one block per row, x and dy read twice, any D, two-stage dg", product_can,
-      run_checked<product_can, reread_launch>, reread_row_shape, single_stream_dg_shape);
+      run_checked<product_can, reread_launch>, reread_row_shape, single_stream_dg_shape, 1, kMaxDim, false);
   register_backward_mutants(out);
 }
 

@@ -31,6 +31,8 @@ template <Mutant M>
 void add_mutant(std::vector<Variant>& out) {
   Variant v;
   v.name = std::string("mutant.bwd.persistent_rows.vec8.") + to_string(M);
+  v.max_dim = kMaxFusedDim;  // the mutants run the register-resident, aligned path only
+  v.aligned_rows = true;
   v.description = mutant_description(M);
   v.memory = Memory::device;
   v.mutant = M;

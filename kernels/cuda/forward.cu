@@ -50,6 +50,12 @@ Variant make(std::string name, std::string description) {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
   }
+  // Declared ranges (the widest over types; FP8 and fp32 rows may narrow them).
+  v.max_dim = P == Path::warp_row      ? 1024
+              : P == Path::block_row   ? 16384
+              : P == Path::element_row ? 8192
+                                       : std::int64_t{1} << 24;
+  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::large_d;
   return v;
 }
 

@@ -71,6 +71,11 @@ struct Variant {
   AccumShape (*row_shape)(std::int64_t dim) = nullptr;
   // dg column reduction shape for a given R (backward only).
   AccumShape (*dg_shape)(std::int64_t rows) = nullptr;
+  // Declared D range and layout: what the variant is built for, and what the property
+  // generators aim a share of their draws at. The widest over types and outputs (a type or an
+  // FP8 output may narrow it); can_implement() decides every case.
+  std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
+  bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
 
   bool supports(Op op) const { return (ops >> static_cast<int>(op)) & 1u; }
   bool is_mutant() const { return mutant != Mutant::none; }
