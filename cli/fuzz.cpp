@@ -2,6 +2,7 @@
 // (shapes, strides, misaligned bases, value regimes); every selected variant that implements
 // the op runs each case against the oracle. The first failure is minimized, written to --out as
 // a case file with its replay line, printed, and the run exits 1.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -30,20 +31,35 @@ std::uint64_t fuzz_case_seed(std::uint64_t run_seed, std::uint64_t index) {
   return z ^ (z >> 31);
 }
 
-bool draw_fuzz_case(std::uint64_t case_seed, rmsnorm::Op op, harness::Case& out) {
+bool draw_fuzz_case(std::uint64_t case_seed, rmsnorm::Op op, const rmsnorm::Variant* aim, harness::Case& out) {
 #if RMSNORM_CERT_HAVE_GENERATORS
   generators::RngChooser chooser(case_seed);
   generators::Domain domain;
   domain.ops = {op};
   domain.max_elements = std::int64_t{1} << 15;
+  if (aim != nullptr) {
+    domain.target_min_dim = aim->min_dim;
+    domain.target_max_dim = aim->max_dim;
+    domain.target_aligned = aim->aligned_rows;
+  }
   out = generators::draw_case(chooser, domain);
   return true;
 #else
   (void)case_seed;
   (void)op;
+  (void)aim;
   (void)out;
   return false;
 #endif
+}
+
+const rmsnorm::Variant* fuzz_aim(const std::vector<const rmsnorm::Variant*>& variants, rmsnorm::Op op,
+                                 std::uint64_t index, std::size_t op_count) {
+  std::vector<const rmsnorm::Variant*> takers;
+  for (const rmsnorm::Variant* v : variants)
+    if (v->supports(op)) takers.push_back(v);
+  const std::uint64_t k = (index / std::max<std::size_t>(op_count, 1)) % (takers.size() + 1);
+  return k < takers.size() ? takers[k] : nullptr;
 }
 
 int run_fuzz(const Args& args) {
@@ -98,7 +114,7 @@ int run_fuzz(const Args& args) {
     }
   if (ops.empty()) return cl.usage_exit("the selected variants implement no op" + (op_name.empty() ? "" : " " + op_name));
   harness::Case probe;
-  if (!draw_fuzz_case(0, ops[0], probe)) {
+  if (!draw_fuzz_case(0, ops[0], nullptr, probe)) {
     std::fprintf(stderr, "rmsnorm-cert fuzz: this build has no rmsnorm_generators library (properties/)\n");
     return kExitError;
   }
@@ -118,8 +134,9 @@ int run_fuzz(const Args& args) {
     if (elapsed() >= static_cast<double>(seconds) || (max_cases > 0 && cases >= max_cases)) break;
     const rmsnorm::Op op = ops[i % ops.size()];
     const std::uint64_t case_seed = fuzz_case_seed(seed, i);
+    const rmsnorm::Variant* aim = fuzz_aim(variants, op, i, ops.size());
     harness::Case c;
-    draw_fuzz_case(case_seed, op, c);
+    draw_fuzz_case(case_seed, op, aim, c);
     ++cases;
     ++per_op[rmsnorm::to_string(op)];
     for (const rmsnorm::Variant* v : variants) {
@@ -142,10 +159,10 @@ int run_fuzz(const Args& args) {
       progress.done();
       harness::Case failing = c;
       failing.variant = v->name;
-      std::printf("\nfuzz: FAIL after %lld cases (%.1f s): %s on %s\n  %s\n  step %llu: rmsnorm-cert repro --seed 0x%016llx --op %s --variant %s\n",
+      std::printf("\nfuzz: FAIL after %lld cases (%.1f s): %s on %s\n  %s\n  step %llu: rmsnorm-cert repro --seed 0x%016llx --op %s%s%s --variant %s\n",
                   static_cast<long long>(cases), elapsed(), to_string(run.verdict), v->name.c_str(), run.reason.c_str(),
                   static_cast<unsigned long long>(i), static_cast<unsigned long long>(case_seed), rmsnorm::to_string(op),
-                  v->name.c_str());
+                  aim ? " --aim " : "", aim ? aim->name.c_str() : "", v->name.c_str());
       if (run.verdict == RunVerdict::invalid) return kExitFailed;
       std::printf("fuzz: minimizing (R=%lld D=%lld)...\n", static_cast<long long>(c.rows), static_cast<long long>(c.dim));
       std::fflush(stdout);

@@ -13,11 +13,11 @@
 namespace cert {
 
 int run_repro(const Args& args) {
-  CommandLine cl("repro", "repro (--line 'LINE' | --file FILE | --seed S --op OP [params]) [--variant PATTERN]",
+  CommandLine cl("repro", "repro (--line 'LINE' | --file FILE | --seed S --op OP [--aim V] [params]) [--variant PATTERN]",
                  "Rebuilds one case and runs it with full details. LINE is the one-line case every failure\n"
                  "prints (key=value;...). With --seed/--op the case is the fuzz loop's draw for that seed;\n"
                  "--rows, --dim, --x-type, ... then override parts of it (the values stay seeded).");
-  std::string line, file, op_name, variant, layout, x_type, g_type, y_type, convention, quant, x_regime, g_regime, dy_regime;
+  std::string line, file, op_name, aim_name, variant, layout, x_type, g_type, y_type, convention, quant, x_regime, g_regime, dy_regime;
   std::uint64_t seed = 0;
   std::int64_t rows = -1, dim = -1, max_elements = 16;
   double eps = -1;
@@ -26,6 +26,7 @@ int run_repro(const Args& args) {
   cl.option("--file", &file, "FILE", "a case file");
   cl.option_u64("--seed", &seed, "S", "case seed (decimal or 0x...)");
   cl.option("--op", &op_name, "OP", "op of a seeded case");
+  cl.option("--aim", &aim_name, "VARIANT", "a seeded case drawn aimed at this variant's declared range (as the fuzz step printed)");
   cl.option("--variant", &variant, "PATTERN", "variants to run on (default: the case's own pattern)");
   cl.option("--rows", &rows, "R", "override R", 0, INT64_MAX);
   cl.option("--dim", &dim, "D", "override D", 1, INT64_MAX);
@@ -55,7 +56,9 @@ int run_repro(const Args& args) {
     if (op_name.empty()) return cl.usage_exit("--seed needs --op");
     rmsnorm::Op op;
     if (!rmsnorm::parse(op_name, op)) return cl.usage_exit("unknown op '" + op_name + "'");
-    if (!draw_fuzz_case(seed, op, c)) {
+    const rmsnorm::Variant* aim = aim_name.empty() ? nullptr : rmsnorm::find_variant(aim_name);
+    if (!aim_name.empty() && aim == nullptr) return cl.usage_exit("unknown variant '" + aim_name + "' for --aim");
+    if (!draw_fuzz_case(seed, op, aim, c)) {
       std::fprintf(stderr, "rmsnorm-cert repro: this build has no rmsnorm_generators library\n");
       return kExitError;
     }
