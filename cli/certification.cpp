@@ -304,7 +304,9 @@ std::string certificate_markdown(const Certificate& c) {
         << (r.cases_checked >= 0 ? std::to_string(r.cases_checked) + " checked of " : std::string()) << r.cases_requested << " asked | " << r.assertions_passed << " passed, "
         << r.assertions_failed << " failed | " << (r.verdict == PropertyVerdict::pass ? "pass" : std::string("**") + to_string(r.verdict) + "**")
         << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + r.counterexample + "`") << " |\n";
-    o << "\n`n/a`: the test ran no assertion on this variant (an op it does not implement); never counted as a pass. "
+    o << "\n`n/a`: the test ran no assertion on this variant (an op it does not implement, or nothing it could "
+         "run here); never counted as a pass. `NOT EXERCISED`: the variant declined every case the property drew "
+         "(outside its D range or layout) — nothing was checked, and the certificate fails. "
          "Cases: checked (the suite's count; rejected and not-applicable draws excluded) of asked (RMSNORM_PROP_CASES).\n";
   }
   o << "\n## Corpus replay\n\n";

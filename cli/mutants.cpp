@@ -45,7 +45,7 @@ std::string cell(const MutantRow& m, const std::string& id) {
     if (r.id != id) continue;
     any = true;
     if (kills(r.verdict)) return r.verdict == PropertyVerdict::fail ? "K" : r.verdict == PropertyVerdict::crashed ? "C" : "T";
-    if (r.verdict != PropertyVerdict::not_applicable) na = false;
+    if (r.verdict != PropertyVerdict::not_applicable && r.verdict != PropertyVerdict::not_exercised) na = false;
   }
   if (!any) return " ";
   return na ? "-" : ".";

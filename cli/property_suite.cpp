@@ -20,6 +20,7 @@ const char* to_string(PropertyVerdict v) {
     case PropertyVerdict::pass: return "pass";
     case PropertyVerdict::fail: return "FAIL";
     case PropertyVerdict::not_applicable: return "n/a";
+    case PropertyVerdict::not_exercised: return "NOT EXERCISED";
     case PropertyVerdict::crashed: return "CRASH";
     case PropertyVerdict::timed_out: return "TIMEOUT";
     case PropertyVerdict::missing: return "MISSING";
@@ -158,6 +159,15 @@ std::int64_t find_cases_checked(const std::string& text) {
   return total;
 }
 
+// The same report line's "N rejected" (cases the variant declined), summed; 0 when absent.
+std::int64_t find_cases_rejected(const std::string& text) {
+  static const std::regex kReport(R"(: \d+ cases asked, \d+ checked, (\d+) rejected)");
+  std::int64_t total = 0;
+  for (std::sregex_iterator it(text.begin(), text.end(), kReport), end; it != end; ++it)
+    total += std::atoll((*it)[1].str().c_str());
+  return total;
+}
+
 std::int64_t find_failed_after(const std::vector<std::string>& texts) {
   // RapidCheck: "Falsifiable after 12 tests and 3 shrinks"; our generators: "after 12 cases",
   // "case 12 of 100", "at case 12".
@@ -278,9 +288,13 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   texts.push_back(child.err);
   // The report line may sit in the child's stdout and again in the XML's <StdOut>/<Info>.
   res.cases_checked = find_cases_checked(child.out);
+  res.cases_rejected = find_cases_rejected(child.out);
   if (res.cases_checked < 0)
     for (const std::string& t : texts)
-      if ((res.cases_checked = find_cases_checked(t)) >= 0) break;
+      if ((res.cases_checked = find_cases_checked(t)) >= 0) {
+        res.cases_rejected = find_cases_rejected(t);
+        break;
+      }
   res.counterexample = find_counterexample(texts);
   res.failed_after = find_failed_after(texts);
   // The suite stops counting at the first failure: it came right after the checked ones.
@@ -316,15 +330,16 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
     res.message = "the executable ran no test named '" + test_name + "' (" + child.describe() + ")";
   } else if (!reported_success || res.assertions_failed > 0 || (child.exit_code != 0 && child.exit_code != 77)) {
     res.verdict = PropertyVerdict::fail;
+  } else if (res.cases_checked == 0 && res.cases_rejected > 0) {
+    // Every draw declined by can_implement (a width or layout the variant does not take): the
+    // property never ran on this variant, though it has the op — a gap in its certificate.
+    res.verdict = PropertyVerdict::not_exercised;
+    if (res.message.empty()) res.message = "every drawn case was declined by the variant (nothing checked)";
   } else if (res.assertions_passed == 0 || res.cases_checked == 0) {
-    // Every draw declined by can_implement (a layout or width the variant does not take) is
-    // not a pass either: the property never ran on this variant.
-    // A property that checked nothing on this variant (the op is not supported, no device):
-    // never reported as a pass.
+    // A property that checked nothing on this variant (the op is not supported, no device, not
+    // enough host memory for P18): never reported as a pass.
     res.verdict = PropertyVerdict::not_applicable;
-    if (res.message.empty())
-      res.message = res.cases_checked == 0 ? "every drawn case was declined by the variant (not exercised)"
-                                           : "no assertion ran for this variant";
+    if (res.message.empty()) res.message = "no assertion ran for this variant";
   } else {
     res.verdict = PropertyVerdict::pass;
     res.message.clear();

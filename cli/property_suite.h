@@ -22,7 +22,10 @@ struct PropertyExecutable {
 // RMSNORM_PROPERTY_EXES="path1:path2".
 std::vector<PropertyExecutable> property_executables();
 
-enum class PropertyVerdict { pass, fail, not_applicable, crashed, timed_out, missing };
+// not_exercised: the property applies to an op of the variant, but every case it drew was
+// declined by the variant (outside its D range or layout): nothing was checked — a certificate
+// gap, never a pass (n/a is for a property the variant has no op of).
+enum class PropertyVerdict { pass, fail, not_applicable, not_exercised, crashed, timed_out, missing };
 const char* to_string(PropertyVerdict v);
 
 struct PropertyResult {
@@ -34,6 +37,7 @@ struct PropertyResult {
   std::int64_t assertions_passed = 0, assertions_failed = 0;
   std::int64_t cases_requested = 0;  // RMSNORM_PROP_CASES handed to it
   std::int64_t cases_checked = -1;   // from the suite's report line, -1 when it printed none
+  std::int64_t cases_rejected = 0;   // the same line's cases declined by the variant
   std::int64_t failed_after = -1;    // "after N tests/cases" from the failure text, when given
   std::string counterexample;        // the one reproducing line, when found
   std::string message;               // first failure, shortened to one line
