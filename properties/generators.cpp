@@ -351,7 +351,7 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     const std::int64_t lo = std::max({d.target_min_dim, d.min_dim, std::int64_t{1}});
     const std::int64_t hi = std::min(d.target_max_dim, d.max_dim);
     const bool outside = c.dim < lo || c.dim > hi;
-    if (lo <= hi && (outside || d.target_aligned) && ch.pick({2, 1}) == 1) {
+    if (lo <= hi && (outside || d.target_aligned) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
       if (outside) c.dim = draw_dim_in(ch, lo, hi);
       if (d.target_aligned && hi >= 8) {
         c.dim = round_dim_to_vector(c.dim, lo, hi);

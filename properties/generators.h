@@ -139,6 +139,7 @@ struct Domain {
   // variant of a narrow range (bwd.cluster_rows.vec8: D > 16384) meets more than a stray case.
   std::int64_t target_min_dim = 0, target_max_dim = 0;
   bool target_aligned = false;
+  bool target_always = false;  // every draw aims (a property of very few cases: P18)
 };
 
 // Draw one case (generator "regimes" + a seed). Valid by construction: the variant is "*".

@@ -314,6 +314,8 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
     }
     CAPTURE(id, in_range, draws);
     CHECK(in_range >= draws / 5);
+    // P18 draws two cases per variant: both must be inside its range.
+    if (std::string(id) == "P18") CHECK(in_range == draws);
   }
 }
 
