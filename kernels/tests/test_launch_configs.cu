@@ -1,0 +1,64 @@
+// Host-side invariants of the backward variants' launch configurations, for every D they take
+// and every element size (no GPU needed: the configuration is a function of D and the type).
+// A violation here is a launch that would fail or a row that would not be covered on the GPU.
+// Plain main (exit 0 / 1, one line per violation): the kernel headers are compiled by nvcc.
+#include <cstdio>
+#include <string>
+
+#include "backward_cluster.cuh"
+#include "backward_staged.cuh"
+
+namespace {
+
+// H100 / H200: 227 KB of opt-in shared memory per block, 228 KB per SM, 1 KB reserved per block.
+constexpr std::size_t kOptinPerBlock = 227 * 1024;
+constexpr std::size_t kPerSM = 228 * 1024;
+constexpr std::size_t kReservedPerBlock = 1024;
+constexpr std::size_t kStaticSmem = 2 * 32 * sizeof(float) + 2 * 8 * sizeof(float);
+
+int failures = 0;
+void fail(const std::string& what) {
+  if (++failures <= 20) std::printf("FAIL %s\n", what.c_str());
+}
+
+}  // namespace
+
+int main() {
+  using namespace rmsnorm::cuda::bwd;
+  using rmsnorm::cuda::kChunk;
+  long checked = 0;
+  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}}) {
+    const std::int64_t staged_max = elem == 2 ? kStagedMaxDim16 : kStagedMaxDim32;
+    for (std::int64_t d = kStagedMinDim; d <= staged_max; ++d) {
+      const StagedConfig c = staged_config(d);
+      const std::string at = "staged D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      if (c.threads % 32 != 0 || c.threads < 32 || c.threads > kStagedMaxThreads) fail(at + ": threads " + std::to_string(c.threads));
+      if (c.chunks != 1 && c.chunks != 2 && !(c.chunks == 4 && elem == 2)) fail(at + ": chunks " + std::to_string(c.chunks));
+      if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
+      const rmsnorm::AccumShape s = staged_row_shape(d);
+      if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
+      for (const bool residual : {false, true}) {
+        const int stages = staged_stages(c, elem, residual);
+        const std::size_t smem = stages * staged_stage_bytes(c, elem, residual);
+        if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
+        if (smem + kStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+        // Two blocks per SM where the registers allow them (K <= 2) and the stages fit.
+        if (c.chunks <= 2 && stages > 2 && 2 * (smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+          fail(at + ": more stages than two blocks per SM can hold");
+        ++checked;
+      }
+    }
+    const std::int64_t cluster_min = elem == 2 ? kClusterMinDim16 : kClusterMinDim32;
+    for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d) {
+      const std::string at = "cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      const std::int64_t slice = cluster_slice_chunks(d);
+      const int threads = cluster_threads(d);
+      if (threads % 32 != 0 || threads > kClusterMaxThreads || threads < slice) fail(at + ": threads " + std::to_string(threads));
+      if (slice * kClusterCtas * kChunk < d) fail(at + ": the row is not covered");
+      if (cluster_row_shape(d).per_thread < std::min<std::int64_t>(kChunk, d)) fail(at + ": declared chain too short");
+      ++checked;
+    }
+  }
+  std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
+  return failures ? 1 : 0;
+}
