@@ -1,5 +1,5 @@
-// Host-side invariants of the backward variants' launch configurations, for every D they take
-// and every element size (no GPU needed: the configuration is a function of D and the type).
+// Host-side invariants of the CUDA variants' launch configurations, for every D they take and
+// every element size (no GPU needed: the configuration is a function of D and the type).
 // A violation here is a launch that would fail or a row that would not be covered on the GPU.
 // Plain main (exit 0 / 1, one line per violation): the kernel headers are compiled by nvcc.
 #include <cstdio>
@@ -7,6 +7,7 @@
 
 #include "backward_cluster.cuh"
 #include "backward_staged.cuh"
+#include "forward_launch.cuh"
 
 namespace {
 
@@ -58,6 +59,33 @@ int main() {
       if (cluster_row_shape(d).per_thread < std::min<std::int64_t>(kChunk, d)) fail(at + ": declared chain too short");
       ++checked;
     }
+  }
+  // Forward: the register paths cover the row with their lanes × chunks, within their block
+  // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
+  // thread's chunks and no shorter than its share of the row.
+  namespace fwd = rmsnorm::cuda::fwd;
+  using fwd::Path;
+  auto check_chunked = [&](const std::string& at, std::int64_t d, int lanes, int iters, Path path) {
+    if (std::int64_t{lanes} * iters * kChunk < d) fail(at + ": the row is not covered");
+    const rmsnorm::AccumShape s = fwd::shape_of(path, d);
+    if (s.per_thread > std::int64_t{iters} * kChunk || s.per_thread * lanes < d) fail(at + ": declared chain " + std::to_string(s.per_thread));
+  };
+  for (std::int64_t d = 1; d <= 16384; ++d) {
+    const std::string at = "D=" + std::to_string(d);
+    if (d <= 1024) {
+      const fwd::RegsConfig w = fwd::warp_row_config(d);
+      if (w.lanes < 1 || w.lanes > 32 || (w.lanes & (w.lanes - 1)) != 0 || w.iters > fwd::kBlockRowIters) fail("warp_row " + at);
+      check_chunked("warp_row " + at, d, w.lanes, w.iters, Path::warp_row);
+    }
+    const fwd::RegsConfig b = fwd::block_row_config(d);
+    if (b.lanes % 32 != 0 || b.lanes > 512 || (d <= 8192 && b.lanes > 256)) fail("block_row " + at + ": lanes " + std::to_string(b.lanes));
+    check_chunked("block_row " + at, d, b.lanes, b.iters, Path::block_row);
+    if (d <= fwd::kElementRowMaxDim) {
+      const int e = fwd::element_threads(d);
+      if (e % 32 != 0 || e > fwd::kElementMaxThreads || std::int64_t{e} * fwd::kElementSlots < d) fail("element_row " + at);
+      if (fwd::shape_of(Path::element_row, d).per_thread * e < d) fail("element_row " + at + ": declared chain");
+    }
+    ++checked;
   }
   std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
   return failures ? 1 : 0;
