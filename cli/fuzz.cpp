@@ -37,11 +37,7 @@ bool draw_fuzz_case(std::uint64_t case_seed, rmsnorm::Op op, const rmsnorm::Vari
   generators::Domain domain;
   domain.ops = {op};
   domain.max_elements = std::int64_t{1} << 15;
-  if (aim != nullptr) {
-    domain.target_min_dim = aim->min_dim;
-    domain.target_max_dim = aim->max_dim;
-    domain.target_aligned = aim->aligned_rows;
-  }
+  if (aim != nullptr) domain.aim_at(*aim);
   out = generators::draw_case(chooser, domain);
   return true;
 #else

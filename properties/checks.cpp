@@ -1006,11 +1006,7 @@ bool applies(const PropertyInfo& p, const Variant& v) {
 harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Variant* v) {
   Domain d;
   d.ops = ops_for(p, v);
-  if (v != nullptr) {
-    d.target_min_dim = v->min_dim;
-    d.target_max_dim = v->max_dim;
-    d.target_aligned = v->aligned_rows;
-  }
+  if (v != nullptr) d.aim_at(*v);
   const std::string& id = p.id;
   if (id == "P1") {
     d.ops = {Op::forward};

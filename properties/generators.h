@@ -18,6 +18,7 @@
 
 #include "harness/case_file.h"
 #include "rmsnorm/types.h"
+#include "rmsnorm/variant.h"
 
 namespace generators {
 
@@ -140,6 +141,13 @@ struct Domain {
   std::int64_t target_min_dim = 0, target_max_dim = 0;
   bool target_aligned = false;
   bool target_always = false;  // every draw aims (a property of very few cases: P18)
+
+  // Aim at variant v: its declared D range and layout (Variant::min_dim/max_dim/aligned_rows).
+  void aim_at(const rmsnorm::Variant& v) {
+    target_min_dim = v.min_dim;
+    target_max_dim = v.max_dim;
+    target_aligned = v.aligned_rows;
+  }
 };
 
 // Draw one case (generator "regimes" + a seed). Valid by construction: the variant is "*".
