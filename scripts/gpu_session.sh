@@ -26,7 +26,7 @@ fi
 if has tests; then
   step tests
   # Every [gpu] test: kernel tests, the property suite on the CUDA variants, corpus replay.
-  ctest --test-dir $B -L gpu -E "${TESTS_EXCLUDE:-properties_mutants}" --output-on-failure \
+  ctest --test-dir $B -L gpu -E "${TESTS_EXCLUDE:-properties_mutants}" --output-on-failure -j ${CTEST_JOBS:-1} \
     --timeout ${TEST_TIMEOUT:-400} > "$OUT/ctest_gpu.log" 2>&1; RESULT[ctest_gpu]=$?
   grep -E "Test +#|tests passed|Passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | tail -15
 fi
