@@ -23,7 +23,7 @@ std::string ops_of(const rmsnorm::Variant& v) {
 std::string shape_of(const rmsnorm::Variant& v) {
   if (!v.row_shape) return "-";
   // At D = 4096, or the nearest D of the variant's declared range.
-  const std::int64_t d = std::clamp<std::int64_t>(4096, v.min_dim, v.max_dim);
+  const std::int64_t d = std::clamp<std::int64_t>(4096, v.min_dim, v.max_dim);  // 16-bit rows
   const rmsnorm::AccumShape s = v.row_shape(d);
   return "k=" + std::to_string(s.per_thread) + " d=" + std::to_string(s.tree_depth) + " @D=" + std::to_string(d);
 }
@@ -44,8 +44,11 @@ void print_variants(const std::string& pattern, bool mutants) {
                 ops_of(v).c_str(), shape_of(v).c_str(), availability(v, device).c_str());
     if (mutants) std::printf("    %s: %s\n", rmsnorm::to_string(v.mutant), rmsnorm::mutant_description(v.mutant));
     else if (!v.description.empty()) std::printf("    %s\n", v.description.c_str());
-    std::printf("    declared range: %lld <= D <= %lld%s\n", static_cast<long long>(v.min_dim),
-                static_cast<long long>(v.max_dim), v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment");
+    std::printf("    declared range: %lld <= D <= %lld", static_cast<long long>(v.min_dim), static_cast<long long>(v.max_dim));
+    if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
+      std::printf(" (fp32 rows: %lld <= D <= %lld)", static_cast<long long>(v.min_dim_for(rmsnorm::DType::f32)),
+                  static_cast<long long>(v.max_dim_for(rmsnorm::DType::f32)));
+    std::printf("%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());

@@ -346,12 +346,18 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
   c.op = choose(ch, d.ops);
   c.dim = draw_dim(ch, d);
   // Aim at the variant under test (Domain::target_*): its range, and aligned rows if it needs them.
-  bool aimed_aligned = false;
+  // The width is drawn in the union of the 16-bit and fp32 ranges, then moved into the range of
+  // the drawn type (no further draws: the rest of the case is what it would be otherwise).
+  bool aimed = false, aimed_aligned = false;
+  auto range_lo = [&](std::int64_t t) { return std::max({t, d.min_dim, std::int64_t{1}}); };
   if (d.target_max_dim > 0) {
-    const std::int64_t lo = std::max({d.target_min_dim, d.min_dim, std::int64_t{1}});
-    const std::int64_t hi = std::min(d.target_max_dim, d.max_dim);
+    const std::int64_t f32_lo = d.target_f32_max_dim > 0 ? d.target_f32_min_dim : d.target_min_dim;
+    const std::int64_t f32_hi = d.target_f32_max_dim > 0 ? d.target_f32_max_dim : d.target_max_dim;
+    const std::int64_t lo = range_lo(std::min(d.target_min_dim, f32_lo));
+    const std::int64_t hi = std::min(std::max(d.target_max_dim, f32_hi), d.max_dim);
     const bool outside = c.dim < lo || c.dim > hi;
     if (lo <= hi && (outside || d.target_aligned) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
+      aimed = true;
       if (outside) c.dim = draw_dim_in(ch, lo, hi);
       if (d.target_aligned && hi >= 8) {
         c.dim = round_dim_to_vector(c.dim, lo, hi);
@@ -361,6 +367,17 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
   }
   c.rows = draw_rows(ch, d, c.dim);
   c.x_type = choose(ch, d.x_types);
+  if (aimed) {
+    const bool f32 = c.x_type == DType::f32 && d.target_f32_max_dim > 0;
+    const std::int64_t lo = range_lo(f32 ? d.target_f32_min_dim : d.target_min_dim);
+    const std::int64_t hi = std::min(f32 ? d.target_f32_max_dim : d.target_max_dim, d.max_dim);
+    if (lo <= hi && (c.dim < lo || c.dim > hi)) {
+      c.dim = std::clamp(c.dim, lo, hi);
+      if (aimed_aligned) c.dim = round_dim_to_vector(c.dim, lo, hi);
+      const std::int64_t cap = std::max<std::int64_t>(1, d.max_elements / c.dim);
+      if (c.rows > cap) c.rows = std::max(cap, d.min_rows);
+    }
+  }
   c.g_type = (d.g_f32 && c.x_type != DType::f32 && ch.pick({3, 1}) == 1) ? DType::f32 : c.x_type;
   c.convention = choose(ch, d.conventions);
   const std::vector<unsigned> eps_weights = [&] {

@@ -138,14 +138,17 @@ struct Domain {
   // The variant under test (target_max_dim > 0): a third of the draws take a width inside its
   // declared range and, for a variant of aligned rows only, 16-byte aligned rows — so that a
   // variant of a narrow range (bwd.cluster_rows.vec8: D > 16384) meets more than a stray case.
-  std::int64_t target_min_dim = 0, target_max_dim = 0;
+  std::int64_t target_min_dim = 0, target_max_dim = 0;          // 16-bit rows
+  std::int64_t target_f32_min_dim = 0, target_f32_max_dim = 0;  // fp32 rows
   bool target_aligned = false;
   bool target_always = false;  // every draw aims (a property of very few cases: P18)
 
-  // Aim at variant v: its declared D range and layout (Variant::min_dim/max_dim/aligned_rows).
+  // Aim at variant v: its declared D ranges and layout (Variant::min_dim_for(), aligned_rows).
   void aim_at(const rmsnorm::Variant& v) {
     target_min_dim = v.min_dim;
     target_max_dim = v.max_dim;
+    target_f32_min_dim = v.min_dim_for(rmsnorm::DType::f32);
+    target_f32_max_dim = v.max_dim_for(rmsnorm::DType::f32);
     target_aligned = v.aligned_rows;
   }
 };

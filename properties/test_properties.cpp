@@ -301,6 +301,7 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
   v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
   v.min_dim = 16385;
   v.max_dim = 65536;
+  v.f32_min_dim = 8193;  // as bwd.cluster_rows.vec8: fp32 rows from 8193
   v.aligned_rows = true;
   for (const char* id : {"P2", "P8", "P10", "P11", "P12", "P15", "P16", "P18"}) {
     const PropertyInfo* p = properties::find_property(id);
@@ -310,7 +311,7 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
     for (int i = 0; i < draws; ++i) {
       generators::RngChooser ch(0xa1e00000u + static_cast<std::uint64_t>(i));
       const harness::Case c = properties::draw_property_case(*p, ch, &v);
-      if (c.dim >= v.min_dim && c.dim <= v.max_dim && vector_aligned(c)) ++in_range;
+      if (v.declares(c.dim, c.x_type) && vector_aligned(c)) ++in_range;
     }
     CAPTURE(id, in_range, draws);
     CHECK(in_range >= draws / 5);
@@ -347,7 +348,7 @@ TEST_CASE("the corpus holds cases inside every product variant's declared range"
         if (c.is_forward() != forward) continue;
         if (!v.supports(c.op)) continue;
         claims = true;
-        if (c.dim < v.min_dim || c.dim > v.max_dim) continue;
+        if (!v.declares(c.dim, c.x_type)) continue;
         if (v.aligned_rows && !vector_aligned(c)) continue;
         ++inside;
       }

@@ -54,10 +54,13 @@ AccumShape single_stream_dg_shape(std::int64_t rows) { return dg_shape_of(rows, 
 void register_backward_variants(std::vector<Variant>& out) {
   auto add = [&](const char* name, const char* description, Status (*can)(const BackwardArgs&),
                  Status (*run)(const BackwardArgs&), AccumShape (*row_shape)(std::int64_t),
-                 AccumShape (*dg_shape)(std::int64_t), std::int64_t min_dim, std::int64_t max_dim, bool aligned) {
+                 AccumShape (*dg_shape)(std::int64_t), std::int64_t min_dim, std::int64_t max_dim, bool aligned,
+                 std::int64_t f32_min_dim = 0, std::int64_t f32_max_dim = 0) {
     Variant v;
     v.min_dim = min_dim;
     v.max_dim = max_dim;
+    v.f32_min_dim = f32_min_dim;
+    v.f32_max_dim = f32_max_dim;
     v.aligned_rows = aligned;
     v.memory = Memory::device;
     v.ops = bwd::kBackwardOps;
@@ -75,11 +78,11 @@ void register_backward_variants(std::vector<Variant>& out) {
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,
-      kStagedMinDim, kStagedMaxDim16, true);
+      kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
   add("bwd.cluster_rows.vec8",
       "one row over an 8-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
-      kClusterMinDim32, kClusterMaxDim, true);
+      kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.persistent_rows.vec8",
       "persistent programs, row in registers (D<=8192, 16-bit to 16384; warp per row to 512), two-stage dg",
       product_can, run_checked<product_can, persistent_launch>, persistent_row_shape, persistent_dg_shape, 1, kMaxDim,

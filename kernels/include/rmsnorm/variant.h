@@ -72,10 +72,17 @@ struct Variant {
   // dg column reduction shape for a given R (backward only).
   AccumShape (*dg_shape)(std::int64_t rows) = nullptr;
   // Declared D range and layout: what the variant is built for, and what the property
-  // generators aim a share of their draws at. The widest over types and outputs (a type or an
-  // FP8 output may narrow it); can_implement() decides every case.
+  // generators aim a share of their draws at. min_dim/max_dim hold for 16-bit rows and, unless
+  // f32_min_dim/f32_max_dim (> 0) say otherwise, for fp32 rows (bwd.staged_rows stops at 8192
+  // for fp32, bwd.cluster_rows starts at 8193). The widest over outputs (an FP8 output may
+  // narrow it); can_implement() decides every case.
   std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
+  std::int64_t f32_min_dim = 0, f32_max_dim = 0;
   bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
+
+  std::int64_t min_dim_for(DType x) const { return x == DType::f32 && f32_min_dim > 0 ? f32_min_dim : min_dim; }
+  std::int64_t max_dim_for(DType x) const { return x == DType::f32 && f32_max_dim > 0 ? f32_max_dim : max_dim; }
+  bool declares(std::int64_t dim, DType x) const { return dim >= min_dim_for(x) && dim <= max_dim_for(x); }
 
   bool supports(Op op) const { return (ops >> static_cast<int>(op)) & 1u; }
   bool is_mutant() const { return mutant != Mutant::none; }
