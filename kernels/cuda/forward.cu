@@ -1,6 +1,8 @@
 // Registration of the CUDA forward family (forward, fused add, fused FP8, both fusions), best
 // first: the dispatcher takes the first product variant whose can_implement() accepts.
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
+//   fwd.staged_rows  D ≤ 16384: fwd.block_row's kernel with a persistent grid and the next
+//                    rows of each block staged in shared memory (cp.async); same bits
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
@@ -40,6 +42,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::block_row) {
     v.can_implement_forward = fwd::can_block_row<M>;
     v.run_forward = fwd::run_block_row<M>;
+  } else if constexpr (P == Path::staged_rows) {
+    v.can_implement_forward = fwd::can_staged_rows<M>;
+    v.run_forward = fwd::run_staged_rows<M>;
   } else if constexpr (P == Path::large_d) {
     v.can_implement_forward = fwd::can_large_d<M>;
     v.run_forward = fwd::run_large_d<M>;
@@ -52,10 +57,10 @@ Variant make(std::string name, std::string description) {
   }
   // Declared ranges (the widest over types; FP8 and fp32 rows may narrow them).
   v.max_dim = P == Path::warp_row      ? 1024
-              : P == Path::block_row   ? 16384
+              : P == Path::block_row || P == Path::staged_rows ? 16384
               : P == Path::element_row ? 8192
                                        : std::int64_t{1} << 24;
-  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::large_d;
+  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d;
   return v;
 }
 
@@ -63,6 +68,7 @@ const char* path_variant_name(Path p) {
   switch (p) {
     case Path::warp_row: return "fwd.warp_row";
     case Path::block_row: return "fwd.block_row";
+    case Path::staged_rows: return "fwd.staged_rows";
     case Path::large_d: return "fwd.large_d";
     case Path::element_row: return "fwd.element_row";
     default: return "fwd.scalar";
@@ -80,6 +86,8 @@ void add_mutant(std::vector<Variant>& out) {
 void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::warp_row>(
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
+  out.push_back(make<Mutant::none, Path::staged_rows>(
+      "fwd.staged_rows", "D <= 16384: fwd.block_row with a persistent grid, the next rows staged in shared memory (cp.async)"));
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
   out.push_back(make<Mutant::none, Path::large_d>(

@@ -7,6 +7,7 @@
 #define RMSNORM_FWD_PRODUCT_INSTANCES(X) \
   X(run_warp_row, none)                  \
   X(run_block_row, none)                 \
+  X(run_staged_rows, none)               \
   X(run_large_d, none)                   \
   X(run_element_row, none)               \
   X(run_scalar, none)

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 
+#include "async_copy.cuh"
 #include "device_common.cuh"
 #include "rmsnorm/formats.h"
 #include "rmsnorm/validate.h"
@@ -277,13 +278,25 @@ inline constexpr int regs_min_blocks =
 // rows per block). LANES == 0: the whole block owns one row.
 // Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
 // loop is a contiguous, coalesced run of 16-byte accesses.
-template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M>
+//
+// kStaged (fwd.staged_rows, block form, product only): the grid is persistent (a few blocks per
+// SM, rows blockIdx.x + k·gridDim.x) and each thread copies its own chunks of the block's next
+// stages − 1 rows into shared-memory stages with cp.async (async_copy.cuh), so a block has rows
+// in flight while it reduces, scales and stores the current one. With one row per block and its
+// loads issued at the top, the loads of a block were idle through its reduction(s) and stores:
+// the FP8 forms (88-108 registers, 5 blocks of 128 threads per SM at D = 4096) reached 0.45-0.56
+// of the copy. Same thread mapping, same order, same arithmetic as the register form: every
+// output bit equals fwd.block_row's.
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false>
 __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M>)) fwd_regs_kernel(Params p) {
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
+  static_assert(!kStaged || (kBlock && M == Mutant::none), "staged rows: the block form of the product");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  constexpr int kTensors = kAdd ? 2 : 1;  // staged: x (and o)
   __shared__ float sum_partials[kWarp];
   __shared__ float max_partials[kWarp];
+  extern __shared__ __align__(16) unsigned char stage_mem[];  // kStaged: [stages][kTensors][ITERS][threads]
 
   const int lanes = kBlock ? static_cast<int>(blockDim.x) : LANES;
   const int t = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x) % LANES;
@@ -295,26 +308,75 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
   const int n_tail = static_cast<int>(D % kChunk);
   const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
 
+  // kStaged: slot of tensor q, chunk i of this thread in stage s; one commit group per row
+  // (empty past the block's last row, so the group count stays uniform).
+  auto stage_slot = [&](int s, int q, int i) {
+    return reinterpret_cast<Chunk<T>*>(stage_mem) + ((s * kTensors + q) * ITERS + i) * lanes + t;
+  };
+  const std::int64_t row_step = static_cast<std::int64_t>(gridDim.x) * rows_per_block;
+  auto issue = [&](std::int64_t row, int s) {
+    if (row < p.rows) {
+      const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+      const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        if (c < nchunks) {
+          stage_chunk(stage_slot(s, 0, i), xr, c, D);
+          if constexpr (kAdd) stage_chunk(stage_slot(s, 1, i), orow, c, D);
+        }
+      }
+    }
+    commit_copies();
+  };
+  // kStaged: the stage count is the launch's dynamic shared memory over one stage's bytes (a
+  // kernel argument for it cost the element-row kernel registers: Params is shared).
+  int stages = 0;
+  if constexpr (kStaged) {
+    unsigned dyn = 0;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+    stages = static_cast<int>(dyn / (static_cast<unsigned>(kTensors * ITERS * lanes) * sizeof(Chunk<T>)));
+  }
+  int cur = 0;  // kStaged: the stage of the current row
+  if constexpr (kStaged) {
+    for (int s = 0; s < stages - 1; ++s) issue(static_cast<std::int64_t>(blockIdx.x) + s * row_step, s);
+  }
+
   for (std::int64_t first = static_cast<std::int64_t>(blockIdx.x) * rows_per_block; first < p.rows;
-       first += static_cast<std::int64_t>(gridDim.x) * rows_per_block) {
+       first += row_step) {
     const std::int64_t row = first + sub;
     const bool active = row < p.rows;  // sub-warp groups past R still join the shuffles
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
 
-    // 1. Issue every load of the row before using any of it.
+    // 1. Issue every load of the row before using any of it (kStaged: the row stages − 1
+    // ahead is issued, this one's own copies awaited and read back from its stage).
     Chunk<T> h[ITERS];
     Chunk<T> ov[ITERS];
+    if constexpr (kStaged) {
+      issue(first + (stages - 1) * row_step, cur == 0 ? stages - 1 : cur - 1);
+      wait_copies(stages - 1);
 #pragma unroll
-    for (int i = 0; i < ITERS; ++i) {
-      const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-      h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
-    }
-    if constexpr (kAdd) {
-      const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
+      for (int i = 0; i < ITERS; ++i) {
+        const bool in_row = static_cast<std::int64_t>(i) * lanes + t < nchunks;
+        h[i] = in_row ? *stage_slot(cur, 0, i) : zero_chunk<T>();
+        if constexpr (kAdd) ov[i] = in_row ? *stage_slot(cur, 1, i) : zero_chunk<T>();
+      }
+      cur = cur + 1 == stages ? 0 : cur + 1;
+    } else {
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-        ov[i] = active ? load_row_chunk<T, M, true>(orow, c, full, n_tail) : zero_chunk<T>();
+        h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
+      }
+    }
+    if constexpr (kAdd) {
+      if constexpr (!kStaged) {
+        const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) {
+          const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+          ov[i] = active ? load_row_chunk<T, M, true>(orow, c, full, n_tail) : zero_chunk<T>();
+        }
       }
       // 2. Fused add: h = RN_x(x + o), written back to the residual stream. (M17 keeps x and o
       // apart and normalizes the unrounded fp32 sum; the written residual is still rounded.)
@@ -428,6 +490,7 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
     }
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
   }
+  if constexpr (kStaged) wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -81,7 +81,8 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.tree_depth = ceil_log2(c.lanes);
       break;
     }
-    case Path::block_row: {
+    case Path::block_row:
+    case Path::staged_rows: {  // the same mapping and order (the stages change only when rows arrive)
       const RegsConfig c = block_row_config(dim);
       s.per_thread = chunked_per_thread(dim, c.lanes);
       s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
@@ -137,6 +138,7 @@ inline const char* path_name(Path p) {
   switch (p) {
     case Path::warp_row: return "warp_row";
     case Path::block_row: return "block_row";
+    case Path::staged_rows: return "staged_rows";
     case Path::large_d: return "large_d";
     case Path::element_row: return "element_row";
     default: return "scalar";
@@ -187,7 +189,7 @@ Status can_implement(Path path, const ForwardArgs& a) {
   if (a.rows == 0) return Status::success();  // a no-op is implementable by every path
   if (path == Path::warp_row && D > kWarpRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kWarpRowMaxDim));
-  if (path == Path::block_row) {
+  if (path == Path::block_row || path == Path::staged_rows) {
     const bool quant = a.quant != Quant::none;
     const std::int64_t max_threads = quant ? kBlockRowMaxThreads<float, true> : kBlockRowMaxThreads<float, false>;
     const std::int64_t max_dim = max_threads * kBlockRowIters * kChunk;
@@ -308,6 +310,67 @@ Status run_block_row(const ForwardArgs& a) {
   return launch_status("fwd.block_row");
 }
 
+// fwd.staged_rows: the block_row kernel with a persistent grid and each block's next rows staged
+// in shared memory (fwd_regs_kernel, kStaged). Blocks per SM come from the kernel's registers
+// (the occupancy calculator, without dynamic shared memory); the stage budget of an SM is split
+// among them, at most kStageBytesPerSM so that about 100 KB of the SM's 256 KB stay L1 for the
+// weights (re-read every row: 32 KB for a bf16 row of 16384). Stages: 2..kMaxCopyStages.
+inline constexpr std::int64_t kStageBytesPerSM = 128 * 1024;
+struct StagedLaunch {
+  int blocks_per_sm = 0;
+  int stages = 0;
+  std::size_t smem = 0;
+};
+inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage_bytes) {
+  StagedLaunch l;
+  for (int b = std::max(reg_blocks_per_sm, 1); b >= 1; --b) {
+    const std::int64_t share = kStageBytesPerSM / b;
+    const std::int64_t stages = std::min<std::int64_t>(share / static_cast<std::int64_t>(stage_bytes), kMaxCopyStages);
+    if (stages >= 2 || b == 1) {
+      l.blocks_per_sm = b;
+      l.stages = static_cast<int>(std::max<std::int64_t>(stages, 2));
+      l.smem = static_cast<std::size_t>(l.stages) * stage_bytes;
+      return l;
+    }
+  }
+  return l;
+}
+
+template <Mutant M>
+Status run_staged_rows(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.staged_rows carries no mutants");
+  Status st = can_implement<M>(Path::staged_rows, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return launch_status("fwd.staged_rows");
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
+    auto kernel = fwd_regs_kernel<T, G, kQ, kA, 0, kBlockRowIters, M, true>;
+    int reg_blocks = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, kernel, c.lanes, 0);
+    const std::size_t stage_bytes = static_cast<std::size_t>(kA ? 2 : 1) * kBlockRowIters * c.lanes * sizeof(Chunk<T>);
+    const StagedLaunch l = staged_launch_shape(reg_blocks, stage_bytes);
+    if (e == cudaSuccess)
+      e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem));
+    if (e != cudaSuccess) {
+      result = Status::fail(Status::Code::launch_failed, std::string("fwd.staged_rows: ") + cudaGetErrorString(e));
+      return;
+    }
+    // The kernel reads its stage count back from the dynamic shared memory size.
+    const std::int64_t grid = std::min<std::int64_t>(a.rows, static_cast<std::int64_t>(l.blocks_per_sm) * sms);
+    kernel<<<grid_for(grid), c.lanes, l.smem, s>>>(p);
+  });
+  if (!result.ok()) return result;
+  return launch_status("fwd.staged_rows");
+}
+
 // Shared-memory budget of the large-D path on the current device (opt-in maximum per block,
 // less the kernel's static shared memory).
 inline std::int64_t smem_cache_budget() {
@@ -376,6 +439,7 @@ Status run_scalar(const ForwardArgs& a) {
 // Function-pointer adapters for the registry (one set per path and mutant).
 template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_implement<M>(Path::warp_row, a); }
 template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
+template <Mutant M> Status can_staged_rows(const ForwardArgs& a) { return can_implement<M>(Path::staged_rows, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }

@@ -1,0 +1,59 @@
+// Asynchronous global → shared copies (cp.async, sm_80 and later), shared by the staged variants
+// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows). Kept out of device_common.cuh, whose
+// helpers stay plain CUDA (a host emulation of the generic kernels reuses them).
+//
+// The staging discipline of every user: thread t copies its own chunks of the rows ahead into its
+// own shared-memory slots and is the only thread that reads them back, after wait_copies() has
+// retired its own copy groups; so the stages need no barrier, and a slot is refilled only by the
+// thread that read it (its ordinary shared loads precede the refill in program order).
+#pragma once
+
+#include <cstdint>
+
+#include "device_common.cuh"
+
+namespace rmsnorm::cuda {
+
+// 16-byte asynchronous copy global → shared; `src_bytes` < 16 copies that many and zero-fills
+// the rest (0: nothing is read, the slot becomes zeros). src 16-byte aligned.
+__device__ __forceinline__ void copy16_async(void* dst, const void* src, int src_bytes) {
+  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void copy4_async(void* dst, const void* src) {
+  const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// Wait until at most `pending` of this thread's copy groups are still in flight (an immediate
+// in PTX: the run-time stage count picks the case).
+__device__ __forceinline__ void wait_copies(int pending) {
+  switch (pending) {
+    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 4: asm volatile("cp.async.wait_group 4;\n" ::: "memory"); break;
+    case 5: asm volatile("cp.async.wait_group 5;\n" ::: "memory"); break;
+    case 6: asm volatile("cp.async.wait_group 6;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 7;\n" ::: "memory"); break;
+  }
+}
+inline constexpr int kMaxCopyStages = 8;  // wait_copies() covers up to 7 groups pending
+
+// Chunk c of a row (elements [8c, 8c + 8) ∩ [0, D)) into a shared slot, zeros past D.
+template <typename T>
+__device__ __forceinline__ void stage_chunk(Chunk<T>* slot, const T* row, std::int64_t c, std::int64_t dim) {
+  const std::int64_t left = dim - c * kChunk;
+  const int valid = left <= 0 ? 0 : (left >= kChunk ? kChunk : static_cast<int>(left));
+  const int valid_bytes = valid * static_cast<int>(sizeof(T));
+  const unsigned char* src = reinterpret_cast<const unsigned char*>(row + (valid > 0 ? c * kChunk : 0));
+#pragma unroll
+  for (int w = 0; w < Chunk<T>::kWords; ++w) {
+    const int rest = valid_bytes - 16 * w;
+    const int part = rest <= 0 ? 0 : (rest >= 16 ? 16 : rest);
+    copy16_async(&slot->w[w], part > 0 ? src + 16 * w : src, part);
+  }
+}
+
+}  // namespace rmsnorm::cuda
