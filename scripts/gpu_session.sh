@@ -62,6 +62,13 @@ if has sanitize; then
     if [ "${SAN_BWD:-1}" = 1 ]; then
       timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
     fi
+    if [ -n "${SAN_VARIANTS:-}" ]; then
+      # The property suite's CUDA tests narrowed to some variants (a new kernel under the tools
+      # without the whole forward/backward test binaries): RMSNORM_VARIANTS=<glob>, few cases.
+      RMSNORM_VARIANTS="$SAN_VARIANTS" RMSNORM_PROP_CASES=${SAN_CASES:-8} timeout ${SAN_TIMEOUT:-240} \
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/properties/properties_suite "*(CUDA variants)*" \
+        > "$OUT/san_props_$tool.log" 2>&1; RESULT[san_props_$tool]=$?
+    fi
     tail -n 3 "$OUT"/san_*_$tool.log
   done
 fi

@@ -170,6 +170,46 @@ inline DType effective_g_type(const ForwardArgs& a) {
   return a.convention == Convention::no_weight ? a.x.type : a.g_type;
 }
 
+// fwd.staged_rows: the block_row kernel with a persistent grid and each block's next rows staged
+// in shared memory (fwd_regs_kernel, kStaged). Blocks per SM come from the kernel's registers
+// (the occupancy calculator, without dynamic shared memory); an SM's stage budget is split among
+// them, at most kStageBytesPerSM so that about 96 KB of the SM's 256 KB stay L1 for the weights
+// (re-read every row: 32 KB for a bf16 row of 16384). The split: the most blocks that still get 3
+// stages each (two rows ahead), else the most that get 2, never fewer than two blocks while two
+// fit (a lone block per SM idles at every barrier). Stages: 2..kMaxCopyStages.
+inline constexpr std::int64_t kStageBytesPerSM = 160 * 1024;
+struct StagedLaunch {
+  int blocks_per_sm = 0;
+  int stages = 0;
+  std::size_t smem = 0;
+};
+// One stage: x (and o) of one row, as the block's threads hold them (block_row_config(D)).
+inline std::size_t staged_stage_bytes(std::int64_t dim, std::size_t elem_bytes, bool add) {
+  const RegsConfig c = block_row_config(dim);
+  return static_cast<std::size_t>(add ? 2 : 1) * static_cast<std::size_t>(c.iters) * static_cast<std::size_t>(c.lanes) *
+         kChunk * elem_bytes;
+}
+// Two stages must fit the budget: not so for fp32 rows with the fused add beyond D = 10240.
+inline bool staged_fits(std::int64_t dim, std::size_t elem_bytes, bool add) {
+  return 2 * static_cast<std::int64_t>(staged_stage_bytes(dim, elem_bytes, add)) <= kStageBytesPerSM;
+}
+inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage_bytes) {
+  const std::int64_t slots = kStageBytesPerSM / static_cast<std::int64_t>(stage_bytes);
+  auto shape = [&](int b) {
+    StagedLaunch l;
+    l.blocks_per_sm = b;
+    l.stages = static_cast<int>(std::clamp<std::int64_t>(slots / b, 2, kMaxCopyStages));
+    l.smem = static_cast<std::size_t>(l.stages) * stage_bytes;
+    return l;
+  };
+  const int most = std::max(reg_blocks_per_sm, 1);
+  for (int b = most; b >= 2; --b)
+    if (slots / b >= 3) return shape(b);
+  for (int b = most; b >= 2; --b)
+    if (slots / b >= 2) return shape(b);
+  return shape(1);
+}
+
 // The capability check of a path (after the contract's validate()).
 template <Mutant M>
 Status can_implement(Path path, const ForwardArgs& a) {
@@ -197,6 +237,9 @@ Status can_implement(Path path, const ForwardArgs& a) {
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
                                                          to_string(a.x.type) + " (the row must fit in registers)");
   }
+  if (path == Path::staged_rows && a.rows > 0 && !staged_fits(D, size_of(a.x.type), a.o.data != nullptr))
+    return Status::fail(Status::Code::unsupported, who + ": two stages of this row (" + to_string(a.x.type) +
+                                                       (a.o.data ? ", fused add" : "") + ") exceed the shared-memory budget");
   if (path == Path::element_row && D > kElementRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kElementRowMaxDim) +
                                                        " (16 elements per thread, 512 threads)");
@@ -310,32 +353,6 @@ Status run_block_row(const ForwardArgs& a) {
   return launch_status("fwd.block_row");
 }
 
-// fwd.staged_rows: the block_row kernel with a persistent grid and each block's next rows staged
-// in shared memory (fwd_regs_kernel, kStaged). Blocks per SM come from the kernel's registers
-// (the occupancy calculator, without dynamic shared memory); the stage budget of an SM is split
-// among them, at most kStageBytesPerSM so that about 100 KB of the SM's 256 KB stay L1 for the
-// weights (re-read every row: 32 KB for a bf16 row of 16384). Stages: 2..kMaxCopyStages.
-inline constexpr std::int64_t kStageBytesPerSM = 128 * 1024;
-struct StagedLaunch {
-  int blocks_per_sm = 0;
-  int stages = 0;
-  std::size_t smem = 0;
-};
-inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage_bytes) {
-  StagedLaunch l;
-  for (int b = std::max(reg_blocks_per_sm, 1); b >= 1; --b) {
-    const std::int64_t share = kStageBytesPerSM / b;
-    const std::int64_t stages = std::min<std::int64_t>(share / static_cast<std::int64_t>(stage_bytes), kMaxCopyStages);
-    if (stages >= 2 || b == 1) {
-      l.blocks_per_sm = b;
-      l.stages = static_cast<int>(std::max<std::int64_t>(stages, 2));
-      l.smem = static_cast<std::size_t>(l.stages) * stage_bytes;
-      return l;
-    }
-  }
-  return l;
-}
-
 template <Mutant M>
 Status run_staged_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.staged_rows carries no mutants");
@@ -355,7 +372,7 @@ Status run_staged_rows(const ForwardArgs& a) {
     auto kernel = fwd_regs_kernel<T, G, kQ, kA, 0, kBlockRowIters, M, true>;
     int reg_blocks = 0;
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, kernel, c.lanes, 0);
-    const std::size_t stage_bytes = static_cast<std::size_t>(kA ? 2 : 1) * kBlockRowIters * c.lanes * sizeof(Chunk<T>);
+    const std::size_t stage_bytes = staged_stage_bytes(a.dim, sizeof(T), kA);
     const StagedLaunch l = staged_launch_shape(reg_blocks, stage_bytes);
     if (e == cudaSuccess)
       e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem));

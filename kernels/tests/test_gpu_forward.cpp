@@ -307,6 +307,51 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
   }
 }
 
+// Persistent grids (fwd.staged_rows: a few blocks per SM, each walking rows blockIdx.x + k·grid
+// through a ring of shared-memory stages) wrap their rings only when a block gets more rows than
+// it has stages; the property draws (R <= 300) never get there. R·D = 2^25 here: 8-16 rows per
+// block. Every such run must pass the oracle and equal fwd.block_row (one row per block, the same
+// thread mapping and order) bit for bit: y, rstd, the residual, the FP8 scales.
+TEST_CASE("forward: persistent grids over many rows per block match the oracle and fwd.block_row bitwise", "[gpu]") {
+  const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.block_row");
+  const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
+  REQUIRE(reference != nullptr);
+  REQUIRE(staged != nullptr);
+  struct Shape {
+    std::int64_t dim;
+    DType t;
+    Quant quant;
+    bool add;
+  };
+  const Shape shapes[] = {{1024, DType::bf16, Quant::none, false},       {4096, DType::bf16, Quant::none, false},
+                          {16384, DType::bf16, Quant::none, false},      {4096, DType::f32, Quant::none, false},
+                          {4096, DType::bf16, Quant::none, true},        {4096, DType::bf16, Quant::dynamic_token, false},
+                          {8192, DType::f16, Quant::per_block, true},    {2048, DType::bf16, Quant::static_scale, true}};
+  for (const Shape& sh : shapes) {
+    Spec s;
+    s.dim = sh.dim;
+    s.rows = (std::int64_t{1} << 25) / sh.dim;
+    s.x = s.g = sh.t;
+    s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
+    s.quant = sh.quant;
+    s.add = sh.add;
+    s.seed = ++g_seed_counter;
+    const oracle::ForwardCase c = make_case(s);
+    const auto ref = harness::execute_forward(*reference, c, {});
+    REQUIRE(ref.status.ok());
+    const harness::Outcome out = harness::run_forward(*staged, c, {});
+    INFO(s.describe() << ": " << out.summary());
+    REQUIRE(out.status.ok());  // every shape here is inside its range, aligned
+    CHECK(out.pass());
+    const auto run = harness::execute_forward(*staged, c, {});
+    REQUIRE(run.status.ok());
+    CHECK(run.result.y == ref.result.y);
+    CHECK(run.result.rstd == ref.result.rstd);
+    CHECK(run.result.h == ref.result.h);
+    CHECK(run.result.scale == ref.result.scale);
+  }
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.

@@ -85,6 +85,27 @@ int main() {
       if (e % 32 != 0 || e > fwd::kElementMaxThreads || std::int64_t{e} * fwd::kElementSlots < d) fail("element_row " + at);
       if (fwd::shape_of(Path::element_row, d).per_thread * e < d) fail("element_row " + at + ": declared chain");
     }
+    // fwd.staged_rows: where two stages fit, every register occupancy gets 2..8 stages within
+    // the per-block opt-in limit and the SM (static shared memory and the runtime's reserve too).
+    for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
+      for (const bool add : {false, true}) {
+        if (!fwd::staged_fits(d, elem, add)) {
+          if (elem == 2 || !add || d <= 10240) fail("staged_rows " + at + ": declines a row it should take");
+          continue;
+        }
+        const std::size_t stage = fwd::staged_stage_bytes(d, elem, add);
+        if (stage < static_cast<std::size_t>(d) * elem) fail("staged_rows " + at + ": a stage does not hold the row");
+        for (int reg_blocks = 1; reg_blocks <= 32; ++reg_blocks) {
+          const fwd::StagedLaunch l = fwd::staged_launch_shape(reg_blocks, stage);
+          const std::string where = "staged_rows " + at + " elem=" + std::to_string(elem) + " add=" + std::to_string(add) +
+                                    " reg_blocks=" + std::to_string(reg_blocks);
+          if (l.stages < 2 || l.stages > rmsnorm::cuda::kMaxCopyStages) fail(where + ": stages " + std::to_string(l.stages));
+          if (l.blocks_per_sm < 1 || l.blocks_per_sm > reg_blocks) fail(where + ": blocks " + std::to_string(l.blocks_per_sm));
+          if (l.smem != static_cast<std::size_t>(l.stages) * stage || l.smem + kStaticSmem > kOptinPerBlock ||
+              static_cast<std::size_t>(l.blocks_per_sm) * (l.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+            fail(where + ": shared memory " + std::to_string(l.smem));
+        }
+      }
     ++checked;
   }
   std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
