@@ -1,8 +1,9 @@
 // Registration of the CUDA forward family (forward, fused add, fused FP8, both fusions), best
 // first: the dispatcher takes the first product variant whose can_implement() accepts.
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
-//   fwd.staged_rows  D ≤ 16384: fwd.block_row's kernel with a persistent grid and the next
-//                    rows of each block staged in shared memory (cp.async); same bits
+//   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
+//                    grid and the next rows of each block staged in shared memory (cp.async);
+//                    the same bits (faster only there: measured)
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
@@ -35,6 +36,8 @@ Variant make(std::string name, std::string description) {
   v.memory = Memory::device;
   v.mutant = M;
   v.ops = fwd::ops_mask<M>();
+  if constexpr (P == Path::staged_rows)  // FP8 outputs only (can_implement says why)
+    v.ops = (1u << static_cast<int>(Op::forward_quant)) | (1u << static_cast<int>(Op::add_forward_quant));
   v.row_shape = shape<P>;
   if constexpr (P == Path::warp_row) {
     v.can_implement_forward = fwd::can_warp_row<M>;
@@ -56,8 +59,10 @@ Variant make(std::string name, std::string description) {
     v.run_forward = fwd::run_scalar<M>;
   }
   // Declared ranges (the widest over types; FP8 and fp32 rows may narrow them).
+  if constexpr (P == Path::staged_rows) v.min_dim = fwd::kStagedMinDim;
   v.max_dim = P == Path::warp_row      ? 1024
-              : P == Path::block_row || P == Path::staged_rows ? 16384
+              : P == Path::staged_rows ? 8192
+              : P == Path::block_row   ? 16384
               : P == Path::element_row ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d;
@@ -87,7 +92,7 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::warp_row>(
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
   out.push_back(make<Mutant::none, Path::staged_rows>(
-      "fwd.staged_rows", "D <= 16384: fwd.block_row with a persistent grid, the next rows staged in shared memory (cp.async)"));
+      "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async)"));
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
   out.push_back(make<Mutant::none, Path::large_d>(

@@ -178,6 +178,7 @@ inline DType effective_g_type(const ForwardArgs& a) {
 // stages each (two rows ahead), else the most that get 2, never fewer than two blocks while two
 // fit (a lone block per SM idles at every barrier). Stages: 2..kMaxCopyStages.
 inline constexpr std::int64_t kStageBytesPerSM = 160 * 1024;
+inline constexpr std::int64_t kStagedMinDim = 4097;  // FP8 outputs only, to the FP8 block_row limit (8192)
 struct StagedLaunch {
   int blocks_per_sm = 0;
   int stages = 0;
@@ -237,6 +238,12 @@ Status can_implement(Path path, const ForwardArgs& a) {
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
                                                          to_string(a.x.type) + " (the row must fit in registers)");
   }
+  // fwd.staged_rows only where it was measured faster than fwd.block_row (H200, session 4: FP8
+  // outputs of 4096 < D <= 8192, add + FP8 0.77 -> 0.85 of the copy at 8192 x 8192, whose 256-thread
+  // FP8 blocks fit two per SM by registers); elsewhere it ran 0.80-0.89 where block_row ran 0.91-0.99.
+  if (path == Path::staged_rows && (a.quant == Quant::none || D <= kStagedMinDim - 1))
+    return Status::fail(Status::Code::unsupported, who + ": FP8 outputs with " + std::to_string(kStagedMinDim) +
+                                                       " <= D only (fwd.block_row is faster elsewhere)");
   if (path == Path::staged_rows && a.rows > 0 && !staged_fits(D, size_of(a.x.type), a.o.data != nullptr))
     return Status::fail(Status::Code::unsupported, who + ": two stages of this row (" + to_string(a.x.type) +
                                                        (a.o.data ? ", fused add" : "") + ") exceed the shared-memory budget");
@@ -368,6 +375,9 @@ Status run_staged_rows(const ForwardArgs& a) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    if constexpr (!kQ) {
+      result = Status::fail(Status::Code::unsupported, "fwd.staged_rows: FP8 outputs only");
+    } else {
     const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
     auto kernel = fwd_regs_kernel<T, G, kQ, kA, 0, kBlockRowIters, M, true>;
     int reg_blocks = 0;
@@ -383,6 +393,7 @@ Status run_staged_rows(const ForwardArgs& a) {
     // The kernel reads its stage count back from the dynamic shared memory size.
     const std::int64_t grid = std::min<std::int64_t>(a.rows, static_cast<std::int64_t>(l.blocks_per_sm) * sms);
     kernel<<<grid_for(grid), c.lanes, l.smem, s>>>(p);
+    }
   });
   if (!result.ok()) return result;
   return launch_status("fwd.staged_rows");

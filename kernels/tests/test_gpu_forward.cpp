@@ -323,10 +323,9 @@ TEST_CASE("forward: persistent grids over many rows per block match the oracle a
     Quant quant;
     bool add;
   };
-  const Shape shapes[] = {{1024, DType::bf16, Quant::none, false},       {4096, DType::bf16, Quant::none, false},
-                          {16384, DType::bf16, Quant::none, false},      {4096, DType::f32, Quant::none, false},
-                          {4096, DType::bf16, Quant::none, true},        {4096, DType::bf16, Quant::dynamic_token, false},
-                          {8192, DType::f16, Quant::per_block, true},    {2048, DType::bf16, Quant::static_scale, true}};
+  const Shape shapes[] = {{8192, DType::bf16, Quant::dynamic_token, false}, {8192, DType::bf16, Quant::dynamic_token, true},
+                          {6144, DType::f32, Quant::dynamic_token, false},  {4104, DType::bf16, Quant::per_block, false},
+                          {8192, DType::f16, Quant::per_block, true},       {5120, DType::bf16, Quant::static_scale, true}};
   for (const Shape& sh : shapes) {
     Spec s;
     s.dim = sh.dim;
