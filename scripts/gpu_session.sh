@@ -30,6 +30,23 @@ if has tests; then
     --timeout ${TEST_TIMEOUT:-400} > "$OUT/ctest_gpu.log" 2>&1; RESULT[ctest_gpu]=$?
   grep -E "Test +#|tests passed|Passed|Failed|\*\*\*" "$OUT/ctest_gpu.log" | tail -15
 fi
+if has shards; then
+  step shards
+  # The GPU test binaries with the backward one sharded by variant (RMSNORM_VARIANTS, one process
+  # each, side by side on this GPU: the oracle's checks are host work), the forward one and the
+  # GPU corpus replay beside them. A shard's skipped big case (device memory) is reported.
+  declare -A SHARD_PID
+  for v in $($B/cli/rmsnorm-cert list variants 2>/dev/null | awk '/^bwd\./{print $1}'); do
+    RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward > "$OUT/shard_$v.log" 2>&1 &
+    SHARD_PID[bwd:$v]=$!
+  done
+  timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward > "$OUT/shard_test_gpu_forward.log" 2>&1 &
+  SHARD_PID[test_gpu_forward]=$!
+  (cd $B && timeout ${TEST_TIMEOUT:-400} ctest -R corpus.replay.gpu --output-on-failure) > "$OUT/shard_corpus.log" 2>&1 &
+  SHARD_PID[corpus.replay.gpu]=$!
+  for k in "${!SHARD_PID[@]}"; do wait ${SHARD_PID[$k]}; RESULT[shard_$k]=$?; done
+  for f in "$OUT"/shard_*.log; do echo "$(basename $f): $(grep -E 'All tests passed|test cases:|assertions:|tests passed' $f | tail -1) $(grep -c 'skipped' $f) skipped"; done
+fi
 if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
   step corpus
   $B/cli/rmsnorm-cert replay corpora > "$OUT/corpus.log" 2>&1; RESULT[corpus]=$?

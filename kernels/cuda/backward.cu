@@ -44,9 +44,10 @@ Status product_can(const BackwardArgs& a) { return can_implement(a, /*mutant=*/f
 Status persistent_launch(const BackwardArgs& a) { return launch<Mutant::none>(a, true); }
 Status reread_launch(const BackwardArgs& a) { return launch<Mutant::none>(a, false); }
 AccumShape persistent_row_shape(std::int64_t dim) { return row_shape_for(dim, true); }
-AccumShape persistent_dg_shape(std::int64_t rows) { return dg_shape_of(rows, /*fused=*/true); }
+AccumShape persistent_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {kMultiRowsWide, kMultiRows}); }
 AccumShape reread_row_shape(std::int64_t dim) { return row_shape_of(reread_config(), dim); }
-AccumShape single_stream_dg_shape(std::int64_t rows) { return dg_shape_of(rows, /*fused=*/false); }
+AccumShape single_stream_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {}); }
+AccumShape streams_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {3, 6}, /*programs_per_sm=*/1); }
 
 }  // namespace
 }  // namespace bwd
@@ -75,6 +76,10 @@ void register_backward_variants(std::vector<Variant>& out) {
   };
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
+  add("bwd.staged_streams.vec8",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2 chunks per thread from D = 2048 (aligned, 512<D<=4096)",
+      streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
+      kStagedMinDim, kStreamsMaxDim, true);
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,

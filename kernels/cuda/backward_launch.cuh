@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 
 #include "backward_kernels.cuh"
@@ -96,15 +97,13 @@ inline AccumShape row_shape_for(std::int64_t dim, bool allow_fused) {
 // terms); the S streams of a program (S = 16 for D ≤ 256, 8 for D ≤ 512, else 1) are added in
 // stream order (S − 1 more sequential adds); stage 2 chains ceil(P/16) partial rows per lane,
 // then a 4-level tree. D is not known here, so the longest chain over the S the variant may use
-// counts (`fused`: S ∈ {1, 8, 16}; else S = 1).
-inline AccumShape dg_shape_of(std::int64_t rows, bool fused) {
-  const std::int64_t p = std::max<std::int64_t>(programs(), 1);
+// counts (`streams`: the S > 1 it may use besides S = 1).
+inline AccumShape dg_shape_of(std::int64_t rows, std::initializer_list<std::int64_t> streams,
+                              std::int64_t programs_per_sm = kProgramsPerSM) {
+  const std::int64_t p = std::max<std::int64_t>(programs() / kProgramsPerSM * programs_per_sm, 1);
   const std::int64_t r = std::max<std::int64_t>(rows, 1);
   std::int64_t chain = ceil_div(r, p);
-  if (fused) {
-    for (const std::int64_t streams : {std::int64_t{kMultiRowsWide}, std::int64_t{kMultiRows}})
-      chain = std::max(chain, ceil_div(r, p * streams) + (streams - 1));
-  }
+  for (const std::int64_t s : streams) chain = std::max(chain, ceil_div(r, p * s) + (s - 1));
   AccumShape s;
   s.per_thread = chain + ceil_div(p, kStage2Lanes) - 1;
   s.tree_depth = ceil_log2(kStage2Lanes);

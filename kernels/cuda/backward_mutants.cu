@@ -25,7 +25,7 @@ Status mutant_run(const BackwardArgs& a) {
   return launch<M>(a, true);
 }
 AccumShape mutant_row_shape(std::int64_t dim) { return row_shape_for(dim, true); }
-AccumShape mutant_dg_shape(std::int64_t rows) { return dg_shape_of(rows, /*fused=*/true); }
+AccumShape mutant_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {kMultiRowsWide, kMultiRows}); }
 
 template <Mutant M>
 void add_mutant(std::vector<Variant>& out) {

@@ -34,6 +34,8 @@ inline constexpr std::int64_t kStagedMaxDim32 = 8192;
 inline constexpr int kStagedMaxStages = kMaxCopyStages;
 inline constexpr int kStagedMaxThreads = 512;
 inline constexpr std::size_t kStagedSmemPerBlock = 110 * 1024;  // two blocks in an SM's 228 KB
+inline constexpr int kStagedMaxStreams = 6;    // bwd.staged_streams: row streams per block
+inline constexpr int kStreamsMaxThreads = 768;  // bwd.staged_streams: one block per SM, <= 85 registers
 
 // Threads and chunks per thread, from D alone (the accumulation shape is a function of D).
 struct StagedConfig {
@@ -64,15 +66,23 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 }
 
 // K ≤ 2: at most 64 registers, two blocks of 512 threads per SM; K = 4 (D > 8192): one.
-template <typename T, typename G, int K, bool kResidual>
-__global__ void __launch_bounds__(kStagedMaxThreads, K <= 2 ? 2 : 1) backward_staged_kernel(Params<T, G> p, int stages) {
+// ROWS > 1 (bwd.staged_streams.vec8, below): the block is ROWS groups of blockDim.x / ROWS
+// threads, each a row stream of its own (rows first + (i·ROWS + g)·step), reducing at named
+// barrier 1 + g; the groups' dg partials meet in shared memory at the end, added in group order.
+template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
+__global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThreads, (ROWS == 1 && K <= 2) ? 2 : 1)
+    backward_staged_kernel(Params<T, G> p, int stages) {
+  static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
   constexpr Mutant M = Mutant::none;
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];
-  __shared__ float reduce_buf[2][kWarp];
+  __shared__ float reduce_buf[2][ROWS][kWarp];
 
   const int nthreads = static_cast<int>(blockDim.x);
   const int t = static_cast<int>(threadIdx.x);
+  const int group_threads = nthreads / ROWS;  // threads of one row stream
+  const int g = ROWS == 1 ? 0 : t / group_threads;
+  const int gt = ROWS == 1 ? t : t % group_threads;
   const std::int64_t dim = p.dim;
   const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
   const bool want_dg = p.partials != nullptr;
@@ -87,15 +97,18 @@ __global__ void __launch_bounds__(kStagedMaxThreads, K <= 2 ? 2 : 1) backward_st
   };
   auto rstd_slot = [&](int s) { return reinterpret_cast<float*>(stage_mem + s * stage_bytes + chunk_bytes) + t; };
 
-  // One commit group per row of this program (empty past the last row, so the count stays uniform).
+  // Row i of this thread's stream.
+  const std::int64_t stream_first = first + g * step, stream_step = ROWS * step;
+  auto row_of = [&](std::int64_t i) { return stream_first + i * stream_step; };
+  // One commit group per row of this stream (empty past its last row, so the count stays uniform).
   auto issue = [&](std::int64_t i, int s) {
-    const std::int64_t row = first + i * step;
+    const std::int64_t row = row_of(i);
     if (row < p.rows) {
       const T* xr = row_start<M>(p.x, row, p.sx, dim);
       const T* dyr = row_start<M>(p.dy, row, p.sdy, dim);
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        const std::int64_t c = t + static_cast<std::int64_t>(k) * nthreads;
+        const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
         stage_chunk(chunk_slot(s, 0, k), xr, c, dim);
         stage_chunk(chunk_slot(s, 1, k), dyr, c, dim);
         if constexpr (kResidual) stage_chunk(chunk_slot(s, 2, k), row_start<M>(p.dres, row, p.sdres, dim), c, dim);
@@ -109,7 +122,7 @@ __global__ void __launch_bounds__(kStagedMaxThreads, K <= 2 ? 2 : 1) backward_st
   float w[K][kChunk];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    const std::int64_t c = t + static_cast<std::int64_t>(k) * nthreads;
+    const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
     if (c < nchunks) {
       chunk_weights<T, G, true, M>(p, 0, c, w[k]);
     } else {
@@ -123,33 +136,35 @@ __global__ void __launch_bounds__(kStagedMaxThreads, K <= 2 ? 2 : 1) backward_st
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
 
-  const std::int64_t my_rows = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  const std::int64_t my_rows = stream_first < p.rows ? (p.rows - stream_first + stream_step - 1) / stream_step : 0;
   for (int s = 0; s < stages - 1; ++s) issue(s, s);
   int parity = 0;
   for (std::int64_t i = 0; i < my_rows; ++i) {
     issue(i + stages - 1, static_cast<int>((i + stages - 1) % stages));
     wait_copies(stages - 1);  // this thread's copies of row i have landed
     const int s = static_cast<int>(i % stages);
-    const std::int64_t row = first + i * step;
+    const std::int64_t row = row_of(i);
     const float r = *rstd_slot(s);
 
     float sum = -0.0f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const std::int64_t c = t + static_cast<std::int64_t>(k) * nthreads;
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
       if (c < nchunks) {
         const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
       }
     }
-    const float cmean = __fdiv_rn(block_sum(sum, reduce_buf[parity]), dim_f);
+    const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0])
+                                  : group_sum(sum, reduce_buf[parity][g], gt, group_threads, 1 + g);
+    const float cmean = __fdiv_rn(total, dim_f);
     parity ^= 1;
 
     T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      const std::int64_t c = t + static_cast<std::int64_t>(k) * nthreads;
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
       if (c < nchunks) {
         const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
         float out[kChunk];
@@ -173,13 +188,89 @@ __global__ void __launch_bounds__(kStagedMaxThreads, K <= 2 ? 2 : 1) backward_st
 
   if (!want_dg) return;
   float* part = p.partials + static_cast<std::int64_t>(blockIdx.x) * dim;
+  if constexpr (ROWS == 1) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const std::int64_t c = t + static_cast<std::int64_t>(k) * nthreads;
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
 #pragma unroll
-    for (int j = 0; j < kChunk; ++j)
-      if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
+      for (int j = 0; j < kChunk; ++j)
+        if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
+    }
+  } else {
+    // The streams meet in the stages' shared memory (ROWS·D floats: staged_streams_fits()
+    // checks it holds them), then each column adds them in stream order.
+    __syncthreads();  // every copy retired and every stage read
+    float* combine = reinterpret_cast<float*>(stage_mem);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j)
+        if (c * kChunk + j < dim) combine[g * dim + c * kChunk + j] = acc[k][j];
+    }
+    __syncthreads();
+    for (std::int64_t col = t; col < dim; col += nthreads) {
+      float v = combine[col];
+#pragma unroll
+      for (int q = 1; q < ROWS; ++q) v += combine[q * dim + col];
+      part[col] = v;
+    }
   }
+}
+
+// bwd.staged_streams.vec8 (aligned, 512 < D ≤ 4096): the staged kernel with ROWS ∈ {3, 6} row
+// streams in one block per SM.
+//
+// Why. On the H200 bwd.staged_rows issued 0.67 warp instructions per cycle and scheduler with a
+// third of the cycles idle, at 0.79 of the copy (32768 x 4096 bf16, ncu): about 40 instructions per
+// element, because a row of 4096 took 512 threads of one chunk each, and a row's fixed work (its
+// copies, the reduction and its barrier, the division, the address arithmetic) was paid per
+// 8 elements; and an SM worked on two rows at a time (two blocks). Here a thread takes K = 2 chunks
+// from D = 2048 on (a row of 4096: 256 threads), and one block of up to 768 threads per SM holds
+// ROWS streams of rows (3 of 256 threads, or 6 of up to 128), each reducing at its own named
+// barrier, at most 85 registers a thread. P = the SM count programs (fewer dg partial rows than
+// bwd.staged_rows' 2 per SM); the streams of a program add their dg partials in shared memory at
+// the end, in stream order. Stages: as many as fit 200 KB, 2 to 8.
+inline constexpr std::int64_t kStreamsMaxDim = 4096;
+inline constexpr std::size_t kStreamsSmemPerBlock = 200 * 1024;
+struct StreamsConfig {
+  int threads = 0;  // per stream
+  int chunks = 1;   // K
+  int rows = 3;     // streams per block (ROWS)
+  int block() const { return threads * rows; }
+};
+// From D alone: K = 1 below 256 chunks, else 2; threads a multiple of 32; 6 streams of <= 128
+// threads, else 3 of <= 256.
+inline StreamsConfig streams_config(std::int64_t dim) {
+  const std::int64_t nc = chunks_of(dim);
+  StreamsConfig c;
+  c.chunks = nc < 256 ? 1 : 2;
+  c.threads = static_cast<int>(ceil_div(ceil_div(nc, c.chunks), kWarp) * kWarp);
+  c.rows = c.threads <= 128 ? 6 : 3;
+  return c;
+}
+inline AccumShape streams_row_shape(std::int64_t dim) {
+  const StreamsConfig c = streams_config(dim);
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, dim);
+  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
+  return s;
+}
+inline StagedConfig streams_block(const StreamsConfig& c) { return {c.block(), c.chunks}; }
+inline int streams_stages(const StreamsConfig& c, std::size_t elem_bytes, bool residual) {
+  const std::size_t fit = kStreamsSmemPerBlock / staged_stage_bytes(streams_block(c), elem_bytes, residual);
+  return static_cast<int>(std::clamp<std::size_t>(fit, 2, kStagedMaxStages));
+}
+// Dynamic shared memory: the stages, and at the end the streams' dg partials (ROWS·D floats).
+inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual) {
+  const std::size_t stages = static_cast<std::size_t>(streams_stages(c, elem_bytes, residual)) *
+                             staged_stage_bytes(streams_block(c), elem_bytes, residual);
+  return std::max(stages, static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(dim) * sizeof(float));
+}
+// fp32 rows with the fused add: three tensors of 32-byte chunks, two stages exceed the block's
+// opt-in shared memory beyond D = 2048 or so; those rows go to bwd.staged_rows.
+inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
+  return streams_smem(streams_config(dim), dim, elem_bytes, residual) <= kStreamsSmemPerBlock + 16 * 1024;
 }
 
 // Stage 1 of the staged path (stage 2 and everything around it: launch<M>() in backward_launch.cuh).
@@ -207,6 +298,45 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   }
 }
 
+template <typename T, typename G>
+inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
+  const StreamsConfig c = streams_config(p.dim);
+  const bool residual = p.dres != nullptr;
+  const int stages = streams_stages(c, sizeof(T), residual);
+  const std::size_t smem = streams_smem(c, p.dim, sizeof(T), residual);
+  auto go = [&](auto kernel) {
+    (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, stages);
+  };
+  auto with_shape = [&](auto res) {
+    constexpr bool kRes = decltype(res)::value;
+    switch (c.chunks * 8 + c.rows) {
+      case 1 * 8 + 3: return go(backward_staged_kernel<T, G, 1, kRes, 3>);
+      case 1 * 8 + 6: return go(backward_staged_kernel<T, G, 1, kRes, 6>);
+      case 2 * 8 + 6: return go(backward_staged_kernel<T, G, 2, kRes, 6>);
+      default: return go(backward_staged_kernel<T, G, 2, kRes, 3>);
+    }
+  };
+  if (residual) {
+    with_shape(std::true_type{});
+  } else {
+    with_shape(std::false_type{});
+  }
+}
+
+inline Status streams_can_implement(const BackwardArgs& a) {
+  using Code = Status::Code;
+  Status s = can_implement(a, /*mutant=*/false);
+  if (!s.ok()) return s;
+  if (a.dim < kStagedMinDim) return Status::fail(Code::unsupported, "D <= 512 (a warp per row: bwd.persistent_rows)");
+  if (a.dim > kStreamsMaxDim) return Status::fail(Code::unsupported, "D > 4096 (a stream's row would not fit its 256 threads: bwd.staged_rows)");
+  if (a.rows > 0 && !streams_fits(a.dim, size_of(a.x.type), a.dresidual.data != nullptr))
+    return Status::fail(Code::unsupported, "the stages of this row type would not fit shared memory (bwd.staged_rows)");
+  if (a.rows > 0 && !all_aligned(a))
+    return Status::fail(Code::misaligned, "16-byte asynchronous copies need every row and g 16-byte aligned");
+  return Status::success();
+}
+
 inline Status staged_can_implement(const BackwardArgs& a) {
   using Code = Status::Code;
   Status s = can_implement(a, /*mutant=*/false);
@@ -227,6 +357,17 @@ inline Status staged_launch(const BackwardArgs& a) {
   if (grid <= 0) return no_programs();
   return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
     launch_staged<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
+  });
+}
+
+inline Status streams_launch(const BackwardArgs& a) {
+  const StreamsConfig sc = streams_config(a.dim);
+  // One program per SM, ROWS streams each: grid = min(SMs, ceil(R / ROWS)).
+  const std::int64_t sms = programs() / kProgramsPerSM;
+  if (sms <= 0) return no_programs();
+  const std::int64_t grid = std::min(sms, ceil_div(a.rows, sc.rows));
+  return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
+    launch_streams<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
   });
 }
 

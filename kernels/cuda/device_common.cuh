@@ -346,6 +346,20 @@ __host__ __device__ constexpr int ceil_log2(std::int64_t n) {
   return k;
 }
 
+// The second level of a block or group all-reduce: every warp butterflies the nwarps partials.
+template <typename Op>
+__device__ __forceinline__ float partials_allreduce(const float* partials, int lane, int nwarps, Op op, float identity) {
+  float p = lane < nwarps ? partials[lane] : identity;
+#pragma unroll
+  for (int off = kWarp / 2; off >= 1; off /= 2) {
+    const float q = __shfl_xor_sync(kFullMask, p, off);
+    // Partners at distance >= nwarps hold only identities: skipping them keeps the chain at
+    // ceil_log2(nwarps) real adds (and avoids -0 + 0 sign changes).
+    if (off < nwarps) p = op(p, q);
+  }
+  // Lanes below the next power of two of nwarps hold the total; lane 0 hands it to all.
+  return __shfl_sync(kFullMask, p, 0);
+}
 // Block-wide all-reduce over blockDim.x threads (a multiple of 32, at most 1024). Every thread
 // must call it; every thread gets the bitwise same result. `partials` is shared memory of at
 // least 32 floats, used only by this call: a caller that reuses it for another reduction must
@@ -362,16 +376,17 @@ __device__ __forceinline__ float block_allreduce(float v, float* partials, Op op
   v = warp_allreduce<kWarp>(v, op);
   if (lane == 0) partials[warp] = v;
   if constexpr (kBarrier) __syncthreads();
-  float p = lane < nwarps ? partials[lane] : identity;
-#pragma unroll
-  for (int off = kWarp / 2; off >= 1; off /= 2) {
-    const float q = __shfl_xor_sync(kFullMask, p, off);
-    // Partners at distance >= nwarps hold only identities: skipping them keeps the chain at
-    // ceil_log2(nwarps) real adds (and avoids -0 + 0 sign changes).
-    if (off < nwarps) p = op(p, q);
-  }
-  // Lanes below the next power of two of nwarps hold the total; lane 0 hands it to all.
-  return __shfl_sync(kFullMask, p, 0);
+  return partials_allreduce(partials, lane, nwarps, op, identity);
+}
+// The same sum over a group of `nthreads` consecutive threads (whole warps; `gt` the thread's
+// index in its group) that meet at named barrier `barrier` (1..15; 0 is __syncthreads'): the
+// order of block_sum over a block of nthreads threads, declared depth 5 + ceil_log2(nthreads / 32).
+__device__ __forceinline__ float group_sum(float v, float* partials, int gt, int nthreads, int barrier) {
+  const int lane = gt & (kWarp - 1);
+  v = warp_allreduce<kWarp>(v, SumOp{});
+  if (lane == 0) partials[gt / kWarp] = v;
+  asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(nthreads) : "memory");
+  return partials_allreduce(partials, lane, nthreads / kWarp, SumOp{}, 0.0f);
 }
 template <bool kBarrier = true>
 __device__ __forceinline__ float block_sum(float v, float* partials) {

@@ -4,6 +4,7 @@
 // the seed, the case and the harness's one-line summary.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <random>
@@ -96,10 +97,19 @@ oracle::BackwardCase make_case(const Spec& s) {
   return c;
 }
 
+// RMSNORM_VARIANTS=<glob> narrows a run to the matching variants (a GPU session shards this
+// binary by variant, one process each); narrowed, a case that no selected variant takes is
+// skipped rather than failed (the unnarrowed run requires one to take it).
+const char* narrowing() { return std::getenv("RMSNORM_VARIANTS"); }
+bool selected(const std::string& name) {
+  const char* glob = narrowing();
+  return glob == nullptr || rmsnorm::glob_match(glob, name);
+}
+
 std::vector<const rmsnorm::Variant*> device_backward_variants() {
   std::vector<const rmsnorm::Variant*> out;
   for (const rmsnorm::Variant* v : rmsnorm::match_variants("all"))
-    if (v->memory == rmsnorm::Memory::device && v->supports(rmsnorm::Op::backward)) out.push_back(v);
+    if (v->memory == rmsnorm::Memory::device && v->supports(rmsnorm::Op::backward) && selected(v->name)) out.push_back(v);
   return out;
 }
 
@@ -136,6 +146,7 @@ std::uint64_t seed_of(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
 
 TEST_CASE("every CUDA backward variant is within the oracle's bound on the seed's widths", "[gpu]") {
   const auto variants = device_backward_variants();
+  if (variants.empty() && narrowing()) return;
   REQUIRE(!variants.empty());
   // The seed's widths, then widths for each variant's range (staged: 512 < D <= 16384 aligned;
   // cluster: 16384 < D <= 65536, partial slices at 16392 and 40000).
@@ -301,6 +312,46 @@ TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
     INFO("variant=" << v->name << " " << o.summary());
     REQUIRE(o.status.ok());
     REQUIRE(o.guard_violation.empty());
+  }
+}
+
+// The staged variants keep each program's next rows in a ring of shared-memory stages (up to 8)
+// and bwd.staged_streams runs 3-6 row streams per program whose dg partials meet at the end; the
+// seed-width cases above give a program a few rows at most. R·D = 2^23 here: 5-20 rows per
+// stream, so every ring wraps, every stream of every program has rows, and the streams' dg
+// partials are combined. Each run passes the oracle and repeats bitwise.
+TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu]") {
+  struct Types { DType x, g, dg; bool add; };
+  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
+                         {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
+  for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8"}) {
+    const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+    REQUIRE(v != nullptr);
+    if (!selected(name)) continue;
+    int ran = 0;
+    for (const std::int64_t d : {std::int64_t{1024}, std::int64_t{1536}, std::int64_t{2048}, std::int64_t{4096}})
+      for (std::size_t ti = 0; ti < std::size(types); ++ti) {
+        Spec s;
+        s.rows = (std::int64_t{1} << 23) / d;
+        s.dim = d;
+        s.x = types[ti].x;
+        s.g = types[ti].g;
+        s.dg = types[ti].dg;
+        s.add = types[ti].add;
+        s.zero_rows_every = 97;
+        s.seed = seed_of(static_cast<std::uint64_t>(d), ti, 211);
+        if (!require_pass(*v, s, harness::Layout{})) continue;
+        ++ran;
+        const oracle::BackwardCase c = make_case(s);
+        const harness::RawBackward a = harness::execute_backward(*v, c, harness::Layout{});
+        const harness::RawBackward b = harness::execute_backward(*v, c, harness::Layout{});
+        INFO("variant=" << v->name << " " << s.describe());
+        REQUIRE(a.status.ok());
+        CHECK(a.result.dx == b.result.dx);
+        CHECK(a.result.dg == b.result.dg);
+      }
+    INFO("variant=" << name);
+    CHECK(ran >= 12);  // only fp32 rows with the fused add may be declined (bwd.staged_streams, D >= 2048)
   }
 }
 

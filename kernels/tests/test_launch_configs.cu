@@ -16,6 +16,7 @@ constexpr std::size_t kOptinPerBlock = 227 * 1024;
 constexpr std::size_t kPerSM = 228 * 1024;
 constexpr std::size_t kReservedPerBlock = 1024;
 constexpr std::size_t kStaticSmem = 2 * 32 * sizeof(float) + 2 * 8 * sizeof(float);
+constexpr std::size_t kStreamsStaticSmem = 2 * rmsnorm::cuda::bwd::kStagedMaxStreams * 32 * sizeof(float);
 
 int failures = 0;
 void fail(const std::string& what) {
@@ -46,6 +47,29 @@ int main() {
         // Two blocks per SM where the registers allow them (K <= 2) and the stages fit.
         if (c.chunks <= 2 && stages > 2 && 2 * (smem + kStaticSmem + kReservedPerBlock) > kPerSM)
           fail(at + ": more stages than two blocks per SM can hold");
+        ++checked;
+      }
+    }
+    // bwd.staged_streams: one block per SM of ROWS streams.
+    for (std::int64_t d = kStagedMinDim; d <= kStreamsMaxDim; ++d) {
+      const StreamsConfig c = streams_config(d);
+      const std::string at = "streams D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      if (c.threads % 32 != 0 || (c.rows != 3 && c.rows != 6) || c.block() > kStreamsMaxThreads)
+        fail(at + ": " + std::to_string(c.rows) + " streams of " + std::to_string(c.threads));
+      if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
+      if (streams_row_shape(d).per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
+      for (const bool residual : {false, true}) {
+        if (!streams_fits(d, elem, residual)) {
+          if (elem == 2 || !residual) fail(at + ": declines rows it should take");
+          continue;
+        }
+        const int stages = streams_stages(c, elem, residual);
+        const std::size_t smem = streams_smem(c, d, elem, residual);
+        if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
+        if (smem < static_cast<std::size_t>(stages) * staged_stage_bytes(streams_block(c), elem, residual) ||
+            smem < static_cast<std::size_t>(c.rows) * d * sizeof(float))
+          fail(at + ": shared memory does not hold the stages and the streams' dg partials");
+        if (smem + kStreamsStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
         ++checked;
       }
     }
