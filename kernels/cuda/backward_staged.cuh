@@ -72,7 +72,7 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
 __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThreads, (ROWS == 1 && K <= 2) ? 2 : 1)
     backward_staged_kernel(Params<T, G> p, int stages) {
-  static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
+  static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams && ROWS <= kMaxNamedBarrier, "row streams per block");
   constexpr Mutant M = Mutant::none;
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];

@@ -378,14 +378,29 @@ __device__ __forceinline__ float block_allreduce(float v, float* partials, Op op
   if constexpr (kBarrier) __syncthreads();
   return partials_allreduce(partials, lane, nwarps, op, identity);
 }
+// Named barrier `id` (1..kMaxNamedBarrier; 0 is __syncthreads') for `nthreads` threads (whole
+// warps). The id is an immediate: with a register id ptxas reserves all 16 barriers, and
+// compute-sanitizer's racecheck reported hazards across __syncthreads() in bwd.staged_streams
+// (H200, session 4) — the id in a register is not what it tracks.
+inline constexpr int kMaxNamedBarrier = 6;
+__device__ __forceinline__ void named_barrier(int id, int nthreads) {
+  switch (id) {
+    case 1: asm volatile("bar.sync 1, %0;" ::"r"(nthreads) : "memory"); break;
+    case 2: asm volatile("bar.sync 2, %0;" ::"r"(nthreads) : "memory"); break;
+    case 3: asm volatile("bar.sync 3, %0;" ::"r"(nthreads) : "memory"); break;
+    case 4: asm volatile("bar.sync 4, %0;" ::"r"(nthreads) : "memory"); break;
+    case 5: asm volatile("bar.sync 5, %0;" ::"r"(nthreads) : "memory"); break;
+    default: asm volatile("bar.sync 6, %0;" ::"r"(nthreads) : "memory"); break;
+  }
+}
 // The same sum over a group of `nthreads` consecutive threads (whole warps; `gt` the thread's
-// index in its group) that meet at named barrier `barrier` (1..15; 0 is __syncthreads'): the
-// order of block_sum over a block of nthreads threads, declared depth 5 + ceil_log2(nthreads / 32).
+// index in its group) that meet at named barrier `barrier` (1..kMaxNamedBarrier): the order of
+// block_sum over a block of nthreads threads, declared depth 5 + ceil_log2(nthreads / 32).
 __device__ __forceinline__ float group_sum(float v, float* partials, int gt, int nthreads, int barrier) {
   const int lane = gt & (kWarp - 1);
   v = warp_allreduce<kWarp>(v, SumOp{});
   if (lane == 0) partials[gt / kWarp] = v;
-  asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(nthreads) : "memory");
+  named_barrier(barrier, nthreads);
   return partials_allreduce(partials, lane, nthreads / kWarp, SumOp{}, 0.0f);
 }
 template <bool kBarrier = true>
