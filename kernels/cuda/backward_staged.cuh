@@ -47,12 +47,17 @@ inline StagedConfig staged_config(std::int64_t dim) {
   const int k = nc <= 512 ? 1 : (nc <= 1024 ? 2 : 4);
   return {static_cast<int>(ceil_div(ceil_div(nc, k), kWarp) * kWarp), k};
 }
+// A row over `threads` threads of `chunks` chunks each: chains of at most chunks·8 elements (and
+// at most D), then the warp and cross-warp butterflies.
+inline AccumShape chunked_row_shape(int threads, int chunks, std::int64_t dim) {
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>(std::int64_t{chunks} * kChunk, dim);
+  s.tree_depth = 5 + ceil_log2(threads / kWarp);
+  return s;
+}
 inline AccumShape staged_row_shape(std::int64_t dim) {
   const StagedConfig c = staged_config(dim);
-  AccumShape s;
-  s.per_thread = std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, dim);
-  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
-  return s;
+  return chunked_row_shape(c.threads, c.chunks, dim);
 }
 // Bytes of one stage: every staged tensor's chunks plus one rstd slot per thread.
 inline std::size_t staged_stage_bytes(const StagedConfig& c, std::size_t elem_bytes, bool residual) {
@@ -251,10 +256,7 @@ inline StreamsConfig streams_config(std::int64_t dim) {
 }
 inline AccumShape streams_row_shape(std::int64_t dim) {
   const StreamsConfig c = streams_config(dim);
-  AccumShape s;
-  s.per_thread = std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, dim);
-  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
-  return s;
+  return chunked_row_shape(c.threads, c.chunks, dim);
 }
 inline StagedConfig streams_block(const StreamsConfig& c) { return {c.block(), c.chunks}; }
 inline int streams_stages(const StreamsConfig& c, std::size_t elem_bytes, bool residual) {

@@ -379,9 +379,7 @@ __device__ __forceinline__ float block_allreduce(float v, float* partials, Op op
   return partials_allreduce(partials, lane, nwarps, op, identity);
 }
 // Named barrier `id` (1..kMaxNamedBarrier; 0 is __syncthreads') for `nthreads` threads (whole
-// warps). The id is an immediate: with a register id ptxas reserves all 16 barriers, and
-// compute-sanitizer's racecheck reported hazards across __syncthreads() in bwd.staged_streams
-// (H200, session 4) — the id in a register is not what it tracks.
+// warps). The id is an immediate: with a register id ptxas reserves all 16 barriers per block.
 inline constexpr int kMaxNamedBarrier = 6;
 __device__ __forceinline__ void named_barrier(int id, int nthreads) {
   switch (id) {
