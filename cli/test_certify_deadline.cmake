@@ -1,0 +1,20 @@
+# cli.certify_deadline: `certify host.* --deadline 1e-9` must start nothing, exit 1, and leave a
+# summary that lists host.reference as NOT RUN with the verdict "fail".
+file(REMOVE_RECURSE ${OUT})
+execute_process(COMMAND ${CERT} certify host.* --cases 1 --deadline 1e-9 --out ${OUT}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 1)
+  message(FATAL_ERROR "certify with a passed deadline exited ${rc}, expected 1\n${out}${err}")
+endif()
+file(READ ${OUT}/SUMMARY.md md)
+file(READ ${OUT}/SUMMARY.json json)
+if(NOT md MATCHES "host.reference` \\| NOT RUN")
+  message(FATAL_ERROR "SUMMARY.md does not list host.reference as NOT RUN:\n${md}")
+endif()
+if(NOT json MATCHES "\"verdict\": *\"fail\"")
+  message(FATAL_ERROR "SUMMARY.json verdict is not fail:\n${json}")
+endif()
+if(EXISTS ${OUT}/host.reference.md)
+  message(FATAL_ERROR "a certificate was written for a variant that was not run")
+endif()
+message(STATUS "certify --deadline: nothing started, NOT RUN listed, exit 1")
