@@ -72,12 +72,15 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 
 // K ≤ 2: at most 64 registers, two blocks of 512 threads per SM; K = 4 (D > 8192): one.
 // ROWS > 1 (bwd.staged_streams.vec8, below): the block is ROWS groups of blockDim.x / ROWS
-// threads, each a row stream of its own (rows first + (i·ROWS + g)·step), reducing at named
-// barrier 1 + g; the groups' dg partials meet in shared memory at the end, added in group order.
+// threads, each a row stream of its own (rows first + (i·ROWS + g)·step). The streams go in
+// step: every thread runs as many iterations as stream 0 has rows (the most; the others have as
+// many or one fewer), an iteration past its own rows only keeps the block's barrier; one
+// block-wide barrier per iteration for all the streams' reductions (groups_sum). The groups' dg
+// partials meet in shared memory at the end, added in group order.
 template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
 __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThreads, (ROWS == 1 && K <= 2) ? 2 : 1)
     backward_staged_kernel(Params<T, G> p, int stages) {
-  static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams && ROWS <= kMaxNamedBarrier, "row streams per block");
+  static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
   constexpr Mutant M = Mutant::none;
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];
@@ -142,29 +145,33 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThr
     for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
 
   const std::int64_t my_rows = stream_first < p.rows ? (p.rows - stream_first + stream_step - 1) / stream_step : 0;
+  // Iterations: stream 0's rows (the most of any stream); ROWS == 1: the thread's own.
+  const std::int64_t iterations = ROWS == 1 ? my_rows : (first < p.rows ? (p.rows - first + stream_step - 1) / stream_step : 0);
   for (int s = 0; s < stages - 1; ++s) issue(s, s);
   int parity = 0;
-  for (std::int64_t i = 0; i < my_rows; ++i) {
+  for (std::int64_t i = 0; i < iterations; ++i) {
     issue(i + stages - 1, static_cast<int>((i + stages - 1) % stages));
     wait_copies(stages - 1);  // this thread's copies of row i have landed
+    const bool mine = ROWS == 1 || i < my_rows;  // past its stream's rows: the barrier only
     const int s = static_cast<int>(i % stages);
     const std::int64_t row = row_of(i);
-    const float r = *rstd_slot(s);
+    const float r = mine ? *rstd_slot(s) : 0.0f;
 
     float sum = -0.0f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
-      if (c < nchunks) {
+      if (mine && c < nchunks) {
         const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
       }
     }
     const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0])
-                                  : group_sum(sum, reduce_buf[parity][g], gt, group_threads, 1 + g);
+                                  : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
     const float cmean = __fdiv_rn(total, dim_f);
     parity ^= 1;
+    if (!mine) continue;
 
     T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
 #pragma unroll
@@ -232,8 +239,8 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThr
 // copies, the reduction and its barrier, the division, the address arithmetic) was paid per
 // 8 elements; and an SM worked on two rows at a time (two blocks). Here a thread takes K = 2 chunks
 // from D = 2048 on (a row of 4096: 256 threads), and one block of up to 768 threads per SM holds
-// ROWS streams of rows (3 of 256 threads, or 6 of up to 128), each reducing at its own named
-// barrier, at most 85 registers a thread. P = the SM count programs (fewer dg partial rows than
+// ROWS streams of rows (3 of 256 threads, or 6 of up to 128) in step, one block-wide barrier per
+// iteration for all their reductions, at most 85 registers a thread. P = the SM count programs (fewer dg partial rows than
 // bwd.staged_rows' 2 per SM); the streams of a program add their dg partials in shared memory at
 // the end, in stream order. Stages: as many as fit 200 KB, 2 to 8.
 inline constexpr std::int64_t kStreamsMaxDim = 4096;

@@ -378,28 +378,18 @@ __device__ __forceinline__ float block_allreduce(float v, float* partials, Op op
   if constexpr (kBarrier) __syncthreads();
   return partials_allreduce(partials, lane, nwarps, op, identity);
 }
-// Named barrier `id` (1..kMaxNamedBarrier; 0 is __syncthreads') for `nthreads` threads (whole
-// warps). The id is an immediate: with a register id ptxas reserves all 16 barriers per block.
-inline constexpr int kMaxNamedBarrier = 6;
-__device__ __forceinline__ void named_barrier(int id, int nthreads) {
-  switch (id) {
-    case 1: asm volatile("bar.sync 1, %0;" ::"r"(nthreads) : "memory"); break;
-    case 2: asm volatile("bar.sync 2, %0;" ::"r"(nthreads) : "memory"); break;
-    case 3: asm volatile("bar.sync 3, %0;" ::"r"(nthreads) : "memory"); break;
-    case 4: asm volatile("bar.sync 4, %0;" ::"r"(nthreads) : "memory"); break;
-    case 5: asm volatile("bar.sync 5, %0;" ::"r"(nthreads) : "memory"); break;
-    default: asm volatile("bar.sync 6, %0;" ::"r"(nthreads) : "memory"); break;
-  }
-}
-// The same sum over a group of `nthreads` consecutive threads (whole warps; `gt` the thread's
-// index in its group) that meet at named barrier `barrier` (1..kMaxNamedBarrier): the order of
-// block_sum over a block of nthreads threads, declared depth 5 + ceil_log2(nthreads / 32).
-__device__ __forceinline__ float group_sum(float v, float* partials, int gt, int nthreads, int barrier) {
+// Sums over groups of `nthreads` consecutive threads of a block (whole warps; `gt` the thread's
+// index in its group), all groups at once: every thread of the block calls it, each group's warps
+// leave their partials in the group's own buffer, one __syncthreads(), each group butterflies its
+// own partials. Per group the order of block_sum over a block of nthreads threads (declared depth
+// 5 + ceil_log2(nthreads / 32)). A block-wide barrier rather than a named one per group: the
+// groups stay in step, and compute-sanitizer's racecheck follows block-wide barriers.
+__device__ __forceinline__ float groups_sum(float v, float* group_partials, int gt, int nthreads) {
   const int lane = gt & (kWarp - 1);
   v = warp_allreduce<kWarp>(v, SumOp{});
-  if (lane == 0) partials[gt / kWarp] = v;
-  named_barrier(barrier, nthreads);
-  return partials_allreduce(partials, lane, nthreads / kWarp, SumOp{}, 0.0f);
+  if (lane == 0) group_partials[gt / kWarp] = v;
+  __syncthreads();
+  return partials_allreduce(group_partials, lane, nthreads / kWarp, SumOp{}, 0.0f);
 }
 template <bool kBarrier = true>
 __device__ __forceinline__ float block_sum(float v, float* partials) {
