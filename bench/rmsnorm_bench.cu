@@ -479,7 +479,7 @@ class Bench {
   // pick_backward(args) asks every candidate with the workspace of `args`, and the size a
   // candidate needs is its own (Variant::workspace_bytes), so a caller without a workspace gets
   // nothing. Same order and filter as pick_backward: the contract's validation, then registry
-  // order, products only, device variants implementing `op`; each candidate is asked with
+  // order, products only, device variants implementing `op`, dispatch hints; each candidate is asked with
   // workspace_bytes(R, D) bytes actually allocated. On refusal: the first candidate's reason.
   template <typename MakeArgs>
   static const rmsnorm::Variant* pick_backward_with_workspace(Op op, std::int64_t R, std::int64_t D, MakeArgs& make_args,
@@ -493,7 +493,9 @@ class Bench {
       if (v.is_mutant() || v.memory != rmsnorm::Memory::device || !v.supports(op) || !v.can_implement_backward) continue;
       const std::size_t wsb = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
       const DeviceBuffer ws(wsb);
-      const rmsnorm::Status st = v.can_implement_backward(make_args(0, &v, ws.p, wsb));
+      const rmsnorm::BackwardArgs args = make_args(0, &v, ws.p, wsb);
+      if (v.preferred_backward && !v.preferred_backward(args)) continue;
+      const rmsnorm::Status st = v.can_implement_backward(args);
       if (st.ok()) return &v;
       if (refusal.empty()) refusal = v.name + ": " + st.reason;
     }

@@ -63,6 +63,7 @@ const Variant* pick_backward(const BackwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
   for (const Variant& v : registry()) {
     if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.preferred_backward && !v.preferred_backward(a)) continue;
     if (v.can_implement_backward && v.can_implement_backward(a).ok()) return &v;
   }
   return nullptr;

@@ -1,6 +1,10 @@
 // The CUDA backward family (SPEC §3 "Backward"): products. Kernels in backward_kernels.cuh, host
 // side in backward_launch.cuh, the mutants of the first product in backward_mutants.cu.
 //
+//   bwd.staged_streams.vec8   P = SMs programs of 3-6 row streams each, aligned rows of
+//                             512 < D ≤ 4096; the dispatcher takes it for 16-bit rows from
+//                             R = kStreamsMinRows (streams_preferred: fewer rows, and fp32 rows,
+//                             measured faster on bwd.staged_rows).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -76,18 +80,15 @@ void register_backward_variants(std::vector<Variant>& out) {
   };
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
+  add("bwd.staged_streams.vec8",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2 chunks per thread from D = 2048 (aligned, 512<D<=4096); default for 16-bit rows from R = 1024",
+      streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
+      kStagedMinDim, kStreamsMaxDim, true);
+  out.back().preferred_backward = streams_preferred;
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,
       kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
-  // By name only until compute-sanitizer racecheck is clean on it: on the H200 it reported
-  // hazards between the streams' dg combine and the accesses before the block's barriers (every
-  // test, certificate, memcheck and the fuzz loop pass; see notes/gpu-2026-11-30-s4). It is
-  // faster than bwd.staged_rows for 16-bit rows (backward 32768 x 2048: 0.69 -> 0.82 of the copy).
-  add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2 chunks per thread from D = 2048 (aligned, 512<D<=4096); by name only",
-      streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
-      kStagedMinDim, kStreamsMaxDim, true);
   add("bwd.cluster_rows.vec8",
       "one row over an 8-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,

@@ -346,6 +346,16 @@ inline Status streams_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+// The dispatch hint of bwd.staged_streams (H200, notes/gpu-2026-11-30-s4/bench_bwd_staged_ab.csv,
+// time against bwd.staged_rows): 16-bit rows from R = 8192 0.70-0.82x (32768 x 1024: 0.68x);
+// R = 64 1.03-1.27x (few programs have a row, and each carries a 768-thread block's set-up);
+// fp32 rows mixed (D = 2048 1.06x at both R). Below kStreamsMinRows, and for fp32 rows, the
+// dispatcher goes on to bwd.staged_rows.
+inline constexpr std::int64_t kStreamsMinRows = 1024;
+inline bool streams_preferred(const BackwardArgs& a) {
+  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
+}
+
 inline Status staged_can_implement(const BackwardArgs& a) {
   using Code = Status::Code;
   Status s = can_implement(a, /*mutant=*/false);

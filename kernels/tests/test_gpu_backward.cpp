@@ -355,6 +355,36 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
   }
 }
 
+// The dispatch hint of bwd.staged_streams (kernels/cuda/backward_staged.cuh, streams_preferred):
+// the dispatcher takes it for 16-bit rows from R = 1024 and passes on to bwd.staged_rows below
+// that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
+// the arguments point at distinct aligned addresses that no one dereferences, dg not wanted.
+TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]") {
+  auto at = [](std::uintptr_t mib) { return reinterpret_cast<void*>(mib << 20); };
+  auto pick = [&](DType x, std::int64_t rows, std::int64_t dim) {
+    rmsnorm::BackwardArgs a;
+    a.rows = rows;
+    a.dim = dim;
+    a.x = {at(1024), x, dim};
+    a.dy = {at(2048), x, dim};
+    a.dx = {at(3072), x, dim};
+    a.g = at(4096);
+    a.g_type = x;
+    a.rstd = static_cast<const float*>(at(5120));
+    const rmsnorm::Variant* v = rmsnorm::pick_backward(a, rmsnorm::Memory::device);
+    return v ? v->name : std::string("none");
+  };
+  CHECK(pick(DType::bf16, 1024, 2048) == "bwd.staged_streams.vec8");
+  CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams.vec8");
+  CHECK(pick(DType::bf16, 1023, 2048) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_rows.vec8");  // beyond the streams' D
+  const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
+  REQUIRE(streams != nullptr);
+  REQUIRE(streams->preferred_backward != nullptr);
+}
+
 TEST_CASE("100 repeated runs give bitwise identical dx and dg", "[gpu]") {
   for (const rmsnorm::Variant* v : device_backward_variants())
     for (std::int64_t d : {std::int64_t{200}, std::int64_t{4096}, std::int64_t{30000}}) {

@@ -67,6 +67,11 @@ struct Variant {
   Status (*can_implement_backward)(const BackwardArgs&) = nullptr;
   Status (*run_backward)(const BackwardArgs&) = nullptr;
   std::size_t (*workspace_bytes)(std::int64_t rows, std::int64_t dim) = nullptr;
+  // Dispatch hint (optional): where it answers false the default dispatcher passes over this
+  // variant for the next one that can implement the arguments, because a later one is measured
+  // faster there (a row count, a type). It never narrows what the variant can do: by name it
+  // runs whatever can_implement() accepts, and the harness tests it there.
+  bool (*preferred_backward)(const BackwardArgs&) = nullptr;
   // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂).
   AccumShape (*row_shape)(std::int64_t dim) = nullptr;
   // dg column reduction shape for a given R (backward only).
@@ -99,7 +104,8 @@ bool glob_match(const std::string& pattern, const std::string& name);
 Status device_status();
 
 // The default dispatcher: the first product variant (registry order, best first) of memory
-// `where` whose can_implement() accepts the arguments; null when none does (the arguments break
+// `where` whose can_implement() accepts the arguments and whose dispatch hint, if any, prefers
+// them; null when none does (the arguments break
 // the contract, or no variant of `where` can do them). For the backward, the arguments must
 // carry the dg workspace: size it first with backward_workspace_bytes().
 const Variant* pick_forward(const ForwardArgs& a, Memory where);
