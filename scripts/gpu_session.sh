@@ -4,7 +4,7 @@
 # a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, fuzz, bench_ab, peers, profile
 B=build/gpu
 # The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
 # .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
@@ -82,13 +82,14 @@ if has sanitize; then
     if [ "${SAN_BWD:-1}" = 1 ]; then
       timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
     fi
-    if [ -n "${SAN_VARIANTS:-}" ]; then
-      # The property suite's CUDA tests narrowed to some variants (a new kernel under the tools
-      # without the whole forward/backward test binaries): RMSNORM_VARIANTS=<glob>, few cases.
-      RMSNORM_VARIANTS="$SAN_VARIANTS" RMSNORM_PROP_CASES=${SAN_CASES:-8} timeout ${SAN_TIMEOUT:-240} \
+    # The property suite's CUDA tests narrowed to some variants (a new kernel under the tools
+    # without the whole forward/backward test binaries): SAN_VARIANTS="<glob> <glob>...", one
+    # run each (RMSNORM_VARIANTS=<glob>), few cases.
+    for glob in ${SAN_VARIANTS:-}; do
+      RMSNORM_VARIANTS="$glob" RMSNORM_PROP_CASES=${SAN_CASES:-8} timeout ${SAN_TIMEOUT:-240} \
         compute-sanitizer --tool $tool --error-exitcode 9 $B/properties/properties_suite "*(CUDA variants)*" "~P18*" \
-        > "$OUT/san_props_$tool.log" 2>&1; RESULT[san_props_$tool]=$?
-    fi
+        > "$OUT/san_props_${glob//\*/x}_$tool.log" 2>&1; RESULT[san_${glob//\*/x}_$tool]=$?
+    done
     tail -n 3 "$OUT"/san_*_$tool.log
   done
 fi
@@ -108,6 +109,19 @@ if has bench && [ -x $B/bench/rmsnorm-bench ]; then
     timeout 300 $B/bench/rmsnorm-bench $BENCH2_ARGS --csv "$OUT/bench2.csv" > "$OUT/bench2.log" 2>&1; RESULT[bench2]=$?
     grep -vE "^ *$" "$OUT/bench2.log" | tail -60
   fi
+fi
+if has bench_ab && [ -x $B/bench/rmsnorm-bench ] && [ -n "${BENCH_BASE:-}" ]; then
+  step bench_ab
+  # A kernel change against the binary before it (BENCH_BASE, built from the base commit and
+  # carried), same arguments (AB_ARGS), run base, new, base, new: each run has its own same-run
+  # copy, and the two runs of a side show the noise. bench_compare.py lists what moved.
+  for k in 1 2; do
+    timeout 150 "$BENCH_BASE" ${AB_ARGS:-} --csv "$OUT/ab_base$k.csv" > "$OUT/ab_base$k.log" 2>&1; RESULT[ab_base$k]=$?
+    timeout 150 $B/bench/rmsnorm-bench ${AB_ARGS:-} --csv "$OUT/ab_new$k.csv" > "$OUT/ab_new$k.log" 2>&1; RESULT[ab_new$k]=$?
+  done
+  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" | tee "$OUT/ab_compare1.txt"
+  python3 scripts/bench_compare.py "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" | tee "$OUT/ab_compare2.txt"
+  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_base2.csv" | tail -3 | sed 's/^/base vs base: /'
 fi
 if has peers; then
   step peers

@@ -1,10 +1,10 @@
 // The CUDA backward family (SPEC §3 "Backward"): products. Kernels in backward_kernels.cuh, host
 // side in backward_launch.cuh, the mutants of the first product in backward_mutants.cu.
 //
-//   bwd.staged_streams.vec8   P = SMs programs of 3-6 row streams each, aligned rows of
-//                             512 < D ≤ 4096; the dispatcher takes it for 16-bit rows from
-//                             R = kStreamsMinRows (streams_preferred: fewer rows, and fp32 rows,
-//                             measured faster on bwd.staged_rows).
+//   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
+//                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit
+//                             rows of D ≤ 4096 from R = kStreamsMinRows (streams_preferred: fewer
+//                             rows, and fp32 rows, measured faster on bwd.staged_rows).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -51,7 +51,7 @@ AccumShape persistent_row_shape(std::int64_t dim) { return row_shape_for(dim, tr
 AccumShape persistent_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {kMultiRowsWide, kMultiRows}); }
 AccumShape reread_row_shape(std::int64_t dim) { return row_shape_of(reread_config(), dim); }
 AccumShape single_stream_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {}); }
-AccumShape streams_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {3, 6}, /*programs_per_sm=*/1); }
+AccumShape streams_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {2, 3, 6}, /*programs_per_sm=*/1); }
 
 }  // namespace
 }  // namespace bwd
@@ -81,9 +81,9 @@ void register_backward_variants(std::vector<Variant>& out) {
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2 chunks per thread from D = 2048 (aligned, 512<D<=4096); default for 16-bit rows from R = 1024",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512 to D = 4096",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
-      kStagedMinDim, kStreamsMaxDim, true);
+      kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",

@@ -36,6 +36,7 @@ inline constexpr int kStagedMaxThreads = 512;
 inline constexpr std::size_t kStagedSmemPerBlock = 110 * 1024;  // two blocks in an SM's 228 KB
 inline constexpr int kStagedMaxStreams = 6;    // bwd.staged_streams: row streams per block
 inline constexpr int kStreamsMaxThreads = 768;  // bwd.staged_streams: one block per SM, <= 85 registers
+inline constexpr int kStreamsWideThreads = 512; // bwd.staged_streams at K = 4: 2 streams, <= 128 registers
 
 // Threads and chunks per thread, from D alone (the accumulation shape is a function of D).
 struct StagedConfig {
@@ -78,7 +79,8 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 // block-wide barrier per iteration for all the streams' reductions (groups_sum). The groups' dg
 // partials meet in shared memory at the end, added in group order.
 template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
-__global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThreads, (ROWS == 1 && K <= 2) ? 2 : 1)
+__global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStreamsWideThreads : kStreamsMaxThreads,
+                                  (ROWS == 1 && K <= 2) ? 2 : 1)
     backward_staged_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
   constexpr Mutant M = Mutant::none;
@@ -230,8 +232,8 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThr
   }
 }
 
-// bwd.staged_streams.vec8 (aligned, 512 < D ≤ 4096): the staged kernel with ROWS ∈ {3, 6} row
-// streams in one block per SM.
+// bwd.staged_streams.vec8 (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
+// ROWS ∈ {2, 3, 6} row streams in one block per SM.
 //
 // Why. On the H200 bwd.staged_rows issued 0.67 warp instructions per cycle and scheduler with a
 // third of the cycles idle, at 0.79 of the copy (32768 x 4096 bf16, ncu): about 40 instructions per
@@ -243,7 +245,10 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : kStreamsMaxThr
 // iteration for all their reductions, at most 85 registers a thread. P = the SM count programs (fewer dg partial rows than
 // bwd.staged_rows' 2 per SM); the streams of a program add their dg partials in shared memory at
 // the end, in stream order. Stages: as many as fit 200 KB, 2 to 8.
-inline constexpr std::int64_t kStreamsMaxDim = 4096;
+// Rows of 4096 < D <= 8192 (16-bit; fp32 rows would not fit two stages): K = 4, two streams of up
+// to 256 threads (K = 4 holds 64 fp32 of weights and dg sums: more than 85 registers).
+inline constexpr std::int64_t kStreamsMaxDim = 8192;
+inline constexpr std::int64_t kStreamsMaxDim32 = 4096;
 inline constexpr std::size_t kStreamsSmemPerBlock = 200 * 1024;
 struct StreamsConfig {
   int threads = 0;  // per stream
@@ -251,14 +256,14 @@ struct StreamsConfig {
   int rows = 3;     // streams per block (ROWS)
   int block() const { return threads * rows; }
 };
-// From D alone: K = 1 below 256 chunks, else 2; threads a multiple of 32; 6 streams of <= 128
-// threads, else 3 of <= 256.
+// From D alone: K = 1 below 256 chunks, 2 to 512, else 4; threads a multiple of 32; 6 streams of
+// <= 128 threads, else 3 of <= 256, at K = 4 two.
 inline StreamsConfig streams_config(std::int64_t dim) {
   const std::int64_t nc = chunks_of(dim);
   StreamsConfig c;
-  c.chunks = nc < 256 ? 1 : 2;
+  c.chunks = nc < 256 ? 1 : nc <= 512 ? 2 : 4;
   c.threads = static_cast<int>(ceil_div(ceil_div(nc, c.chunks), kWarp) * kWarp);
-  c.rows = c.threads <= 128 ? 6 : 3;
+  c.rows = c.chunks == 4 ? 2 : c.threads <= 128 ? 6 : 3;
   return c;
 }
 inline AccumShape streams_row_shape(std::int64_t dim) {
@@ -277,7 +282,8 @@ inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::s
   return std::max(stages, static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(dim) * sizeof(float));
 }
 // fp32 rows with the fused add: three tensors of 32-byte chunks, two stages exceed the block's
-// opt-in shared memory beyond D = 2048 or so; those rows go to bwd.staged_rows.
+// opt-in shared memory beyond D = 2048 or so, and any fp32 row beyond D = 4096; those rows go to
+// bwd.staged_rows.
 inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
   return streams_smem(streams_config(dim), dim, elem_bytes, residual) <= kStreamsSmemPerBlock + 16 * 1024;
 }
@@ -323,6 +329,9 @@ inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_
       case 1 * 8 + 3: return go(backward_staged_kernel<T, G, 1, kRes, 3>);
       case 1 * 8 + 6: return go(backward_staged_kernel<T, G, 1, kRes, 6>);
       case 2 * 8 + 6: return go(backward_staged_kernel<T, G, 2, kRes, 6>);
+      case 4 * 8 + 2:
+        if constexpr (sizeof(T) == 2) return go(backward_staged_kernel<T, G, 4, kRes, 2>);
+        return;  // fp32 rows beyond D = 4096: declined by streams_can_implement (streams_fits)
       default: return go(backward_staged_kernel<T, G, 2, kRes, 3>);
     }
   };
@@ -338,7 +347,7 @@ inline Status streams_can_implement(const BackwardArgs& a) {
   Status s = can_implement(a, /*mutant=*/false);
   if (!s.ok()) return s;
   if (a.dim < kStagedMinDim) return Status::fail(Code::unsupported, "D <= 512 (a warp per row: bwd.persistent_rows)");
-  if (a.dim > kStreamsMaxDim) return Status::fail(Code::unsupported, "D > 4096 (a stream's row would not fit its 256 threads: bwd.staged_rows)");
+  if (a.dim > kStreamsMaxDim) return Status::fail(Code::unsupported, "D > 8192 (a stream's row would not fit its 256 threads: bwd.staged_rows)");
   if (a.rows > 0 && !streams_fits(a.dim, size_of(a.x.type), a.dresidual.data != nullptr))
     return Status::fail(Code::unsupported, "the stages of this row type would not fit shared memory (bwd.staged_rows)");
   if (a.rows > 0 && !all_aligned(a))
@@ -346,14 +355,17 @@ inline Status streams_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint of bwd.staged_streams (H200, notes/gpu-2026-11-30-s4/bench_bwd_staged_ab.csv,
-// time against bwd.staged_rows): 16-bit rows from R = 8192 0.70-0.82x (32768 x 1024: 0.68x);
-// R = 64 1.03-1.27x (few programs have a row, and each carries a 768-thread block's set-up);
-// fp32 rows mixed (D = 2048 1.06x at both R). Below kStreamsMinRows, and for fp32 rows, the
-// dispatcher goes on to bwd.staged_rows.
-inline constexpr std::int64_t kStreamsMinRows = 1024;
+// The dispatch hint of bwd.staged_streams, from its time against bwd.staged_rows on the H200
+// (session 5, call A, the lockstep streams, bench --variant 'bwd.staged*'): 16-bit rows from
+// R = 512 0.76-0.98x (backward 32768 x 2048 0.76x: 0.92 of the copy), at R = 1-64 1.02-1.39x
+// (few programs have a row, and each carries a 768-thread block's set-up); fp32 rows mixed
+// (D = 2048 1.07-1.17x at R >= 512, D = 4096 0.86x at R = 512 but 1.09x at 32768). Below
+// kStreamsMinRows, and for fp32 rows, the dispatcher goes on to bwd.staged_rows.
+inline constexpr std::int64_t kStreamsMinRows = 512;
+// K = 4 (D > 4096) has not been measured against bwd.staged_rows yet: by name only there.
+inline constexpr std::int64_t kStreamsPreferredMaxDim = 4096;
 inline bool streams_preferred(const BackwardArgs& a) {
-  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
+  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows && a.dim <= kStreamsPreferredMaxDim;
 }
 
 inline Status staged_can_implement(const BackwardArgs& a) {

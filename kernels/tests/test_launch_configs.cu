@@ -54,13 +54,14 @@ int main() {
     for (std::int64_t d = kStagedMinDim; d <= kStreamsMaxDim; ++d) {
       const StreamsConfig c = streams_config(d);
       const std::string at = "streams D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      if (c.threads % 32 != 0 || (c.rows != 3 && c.rows != 6) || c.block() > kStreamsMaxThreads)
+      if (c.threads % 32 != 0 || c.threads > 256 || (c.rows != 2 && c.rows != 3 && c.rows != 6) ||
+          c.block() > (c.chunks == 4 ? kStreamsWideThreads : kStreamsMaxThreads) || (c.rows == 2) != (c.chunks == 4))
         fail(at + ": " + std::to_string(c.rows) + " streams of " + std::to_string(c.threads));
       if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
       if (streams_row_shape(d).per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
       for (const bool residual : {false, true}) {
         if (!streams_fits(d, elem, residual)) {
-          if (elem == 2 || !residual) fail(at + ": declines rows it should take");
+          if (elem == 2 || (!residual && d <= kStreamsMaxDim32)) fail(at + ": declines rows it should take");
           continue;
         }
         const int stages = streams_stages(c, elem, residual);
