@@ -150,3 +150,6 @@ for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done |
 # At most 8 files come back: pack the logs into one archive.
 (cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude bench.csv --exclude peers.csv --exclude sass.txt.gz * && \
   find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt ! -name bench.csv ! -name peers.csv ! -name sass.txt.gz -exec rm -rf {} +)
+# Honest exit status: 1 when any step failed (its own status is in summary.txt).
+for k in "${!RESULT[@]}"; do [ "${RESULT[$k]}" = 0 ] || exit 1; done
+exit 0

@@ -3,8 +3,8 @@
 //
 //   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
 //                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit
-//                             rows of D ≤ 4096 from R = kStreamsMinRows (streams_preferred: fewer
-//                             rows, and fp32 rows, measured faster on bwd.staged_rows).
+//                             rows from R = kStreamsMinRows (streams_preferred: fewer rows, and
+//                             fp32 rows, measured faster on bwd.staged_rows).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -81,7 +81,7 @@ void register_backward_variants(std::vector<Variant>& out) {
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512 to D = 4096",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;

@@ -356,16 +356,18 @@ inline Status streams_can_implement(const BackwardArgs& a) {
 }
 
 // The dispatch hint of bwd.staged_streams, from its time against bwd.staged_rows on the H200
-// (session 5, call A, the lockstep streams, bench --variant 'bwd.staged*'): 16-bit rows from
-// R = 512 0.76-0.98x (backward 32768 x 2048 0.76x: 0.92 of the copy), at R = 1-64 1.02-1.39x
-// (few programs have a row, and each carries a 768-thread block's set-up); fp32 rows mixed
-// (D = 2048 1.07-1.17x at R >= 512, D = 4096 0.86x at R = 512 but 1.09x at 32768). Below
-// kStreamsMinRows, and for fp32 rows, the dispatcher goes on to bwd.staged_rows.
+// (session 5, the lockstep streams, bench --variant 'bwd.staged*'), 16-bit rows:
+//   D <= 4096 (K <= 2, call A): from R = 512 0.76-0.98x (backward 32768 x 2048 0.76x: 0.92 of
+//     the copy), at R = 1-64 1.02-1.39x (few programs have a row, and each carries a
+//     768-thread block's set-up);
+//   4096 < D <= 8192 (K = 4, two streams, call B): 0.66-0.98x at D = 6144 and 8192 from R = 512
+//     (backward 512 x 8192 0.66x), at D = 5120 0.84-1.02x (backward 32768 x 5120 1.02x).
+// fp32 rows mixed (call A: D = 2048 1.07-1.17x at R >= 512, D = 4096 0.86x at R = 512 but 1.09x
+// at 32768). Below kStreamsMinRows, and for fp32 rows, the dispatcher goes on to
+// bwd.staged_rows.
 inline constexpr std::int64_t kStreamsMinRows = 512;
-// K = 4 (D > 4096) has not been measured against bwd.staged_rows yet: by name only there.
-inline constexpr std::int64_t kStreamsPreferredMaxDim = 4096;
 inline bool streams_preferred(const BackwardArgs& a) {
-  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows && a.dim <= kStreamsPreferredMaxDim;
+  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
 }
 
 inline Status staged_can_implement(const BackwardArgs& a) {

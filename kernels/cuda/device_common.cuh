@@ -157,20 +157,6 @@ struct Chunk {
   uint4 w[kWords];
 };
 
-// Values the compiler must treat as new from here on (an empty asm that "changes" them: no
-// instruction). A kernel that forms the same products in two passes uses it so that the second
-// pass recomputes them instead of keeping the first pass's results live across a barrier (which
-// costs the registers the two passes exist to save).
-template <typename T>
-__device__ __forceinline__ void opaque(Chunk<T>& c) {
-#pragma unroll
-  for (int k = 0; k < Chunk<T>::kWords; ++k) asm volatile("" : "+r"(c.w[k].x), "+r"(c.w[k].y), "+r"(c.w[k].z), "+r"(c.w[k].w));
-}
-__device__ __forceinline__ float opaque(float v) {
-  asm volatile("" : "+f"(v));
-  return v;
-}
-
 // Load a full chunk. p must be 16-byte aligned (checked by the launcher, never assumed).
 // Plain coherent loads: the same kernel may write these addresses afterwards (in place).
 template <typename T>

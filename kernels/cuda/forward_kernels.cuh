@@ -265,15 +265,14 @@ inline constexpr int kBlockRowMaxThreads = kQuant ? 256 : 512;
 template <int LANES, typename T, bool kQuant>
 inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowMaxThreads<T, kQuant>;
 // Register budget per thread, stated to ptxas as minimum resident blocks per SM: left to its
-// heuristics ptxas caps some instances (fp32 rows, mutants of the fused add, the staged FP8
-// forms) below what they need and spills: 128 registers for those. The 16-bit FP8 forms get 80
-// (they use 75-76 since y is no longer held for the whole row: six 128-thread blocks per SM at
-// D = 4096 where 96 registers allowed five), the other 16-bit product forms 64 (they use about
-// 50-64: more blocks per SM, more loads in flight).
-template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kStaged>
+// heuristics ptxas caps some instances (the FP8 forms, which hold y as 8 fp32 per chunk; fp32
+// rows; mutants of the fused add) below what they need and spills. 128 registers for those, 64
+// for the 16-bit product forms with or without the fused add (they use about 50-64: more
+// blocks per SM, more loads in flight).
+template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M>
 inline constexpr int regs_min_blocks =
     65536 / (regs_block_threads<LANES, T, kQuant> *
-             ((sizeof(T) == 4 || (kAdd && M != Mutant::none) || (kQuant && kStaged)) ? 128 : kQuant ? 80 : 64));
+             ((kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none)) ? 128 : 64));
 
 // LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
 // rows per block). LANES == 0: the whole block owns one row.
@@ -289,7 +288,7 @@ inline constexpr int regs_min_blocks =
 // of the copy. Same thread mapping, same order, same arithmetic as the register form: every
 // output bit equals fwd.block_row's.
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kStaged>)) fwd_regs_kernel(Params p) {
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M>)) fwd_regs_kernel(Params p) {
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
   static_assert(!kStaged || (kBlock && M == Mutant::none), "staged rows: the block form of the product");
@@ -420,11 +419,11 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
     if (active && t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
     // 4. Outputs.
-    auto y_chunk = [&](int i, std::int64_t c, float (&y)[kChunk], float rr) {
+    auto y_chunk = [&](int i, std::int64_t c, float (&y)[kChunk]) {
       float w[kChunk];
       load_weights<G, M>(p, row, c, full, n_tail, w);
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(hval(i, j), rr, w[j], p.convention);
+      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(hval(i, j), r, w[j], p.convention);
     };
     if constexpr (!kQuant) {
       T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
@@ -433,33 +432,33 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
         if (!active || c >= nchunks) continue;
         float y[kChunk];
-        y_chunk(i, c, y, r);
+        y_chunk(i, c, y);
         store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
       }
     } else {
-      // FP8. y is never held for the whole row: the dynamic scale forms it twice, once for the
-      // row's amax and again (the same operations on the same operands: the same bits) for q.
-      // Holding it (ITERS·8 fp32 across the block's max) took the 16-bit instances to 89-109
-      // registers, five 128-thread blocks per SM at D = 4096, and the H200 measured the FP8
-      // forms latency-bound (ncu: 1.07 eligible warps of 4.7 per scheduler, 8 cycles per issued
-      // instruction); the weights of the second pass come back from L1. The static and
-      // per-block scales need one pass: a chunk's y, its scale, its q.
+      // FP8: y is formed once, kept in registers for the scale and the quantization.
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
-      float inv_row = 0.0f;  // static / dynamic: one reciprocal per row
-      float r_q = r;         // r for the pass that quantizes
+      float y[ITERS][kChunk];
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        if (active && c < nchunks) {
+          y_chunk(i, c, y[i]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[i][j] = 0.0f;
+        }
+      }
+      float s_row = 0.0f;
       if (mode == Quant::static_scale) {
-        inv_row = __fdiv_rn(1.0f, *p.scale);
+        s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
         unsigned bits = 0;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
           const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
-          if (active && c < nchunks) {
-            float y[kChunk];
-            y_chunk(i, c, y, r);
-            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
-          }
+          if (active) bits = max(bits, chunk_amax_bits(y[i], c, full, n_tail));
         }
         float amax = __uint_as_float(bits);
         if constexpr (kBlock) {
@@ -467,37 +466,26 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
         } else {
           amax = warp_max<LANES>(amax);
         }
-        const float s_row = scale_of<M>(amax, p);
+        s_row = scale_of<M>(amax, p);
         if (active && t == 0) p.scale[row] = s_row;
-        inv_row = __fdiv_rn(1.0f, s_row);
-        // The second pass starts from h and r again, not from the first pass's products.
-#pragma unroll
-        for (int i = 0; i < ITERS; ++i) opaque(h[i]);
-        r_q = opaque(r);
       }
+      const float inv_row = __fdiv_rn(1.0f, s_row);  // static / dynamic: one reciprocal per row
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
         const bool mine = active && c < nchunks;
-        float y[kChunk];
-        if (mine) {
-          y_chunk(i, c, y, r_q);
-        } else {
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) y[j] = 0.0f;
-        }
         float inv_s = inv_row;
         if (mode == Quant::per_block) {
           // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
           // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
-          float amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
+          float amax = mine ? __uint_as_float(chunk_amax_bits(y[i], c, full, n_tail)) : 0.0f;
           constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
           amax = warp_max<kWidth>(amax);
           const float s = scale_of<M>(amax, p);
           inv_s = __fdiv_rn(1.0f, s);
           if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
         }
-        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max));
+        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y[i], inv_s, p.fp8_fmt, p.fp8_max));
       }
     }
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row

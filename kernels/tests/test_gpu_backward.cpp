@@ -379,7 +379,8 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 511, 2048) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_rows.vec8");  // K = 4 streams: by name only
+  CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
+  CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
   const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
   REQUIRE(streams != nullptr);
   REQUIRE(streams->preferred_backward != nullptr);
