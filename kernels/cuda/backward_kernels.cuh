@@ -130,6 +130,35 @@ __device__ __forceinline__ float row_sum(float v, float (*buffers)[kWarp], int p
   }
 }
 
+// A program's row of the dg workspace, from each thread's fp32 column sums acc[k] of chunk
+// first + k·step. One row stream (S == 1): written straight to `part`. S streams: each writes
+// its sums to its own row of `combine` ([S, D] floats of shared memory, free to use: the caller
+// has made sure nothing still reads it), and after the block's barrier each column adds the S
+// rows in stream order (S − 1 sequential adds, declared in dg_shape_of). Every thread of the
+// block calls it (`tid` of `nthreads`).
+template <int K, int S>
+__device__ __forceinline__ void write_dg_partial(float* part, const float (&acc)[K][kChunk], std::int64_t first,
+                                                 std::int64_t step, std::int64_t dim, int stream, float* combine,
+                                                 int tid, int nthreads) {
+  float* out = S == 1 ? part : combine + static_cast<std::int64_t>(stream) * dim;
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const std::int64_t c = first + static_cast<std::int64_t>(k) * step;
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j)
+      if (c * kChunk + j < dim) out[c * kChunk + j] = acc[k][j];
+  }
+  if constexpr (S > 1) {
+    __syncthreads();
+    for (std::int64_t col = tid; col < dim; col += nthreads) {
+      float v = combine[col];
+#pragma unroll
+      for (int q = 1; q < S; ++q) v += combine[q * dim + col];
+      part[col] = v;
+    }
+  }
+}
+
 // Stage 1 for D ≤ kThreads/kRows · kChunks · 8: the row stays in registers between the
 // reduction and the dx pass (x and dy read once). kChunks chunks per thread; kPrefetch loads the
 // next row of the stream before working on the current one (only when registers allow).
@@ -280,31 +309,8 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
   }
 
   if (M == Mutant::M10_dg_float_atomics || !want_dg) return;
-  float* part = p.partials + static_cast<std::int64_t>(blockIdx.x) * dim;
-  if constexpr (kRows == 1) {
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j)
-        if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
-    }
-  } else {
-    // Streams of the block meet in shared memory, then each column adds them in stream order.
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k) {
-      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j)
-        if (c * kChunk + j < dim) combine[stream_in_block * dim + c * kChunk + j] = acc[k][j];
-    }
-    __syncthreads();
-    for (std::int64_t col = threadIdx.x; col < dim; col += kThreads) {
-      float v = combine[col];
-      for (int q = 1; q < kRows; ++q) v += combine[q * dim + col];
-      part[col] = v;
-    }
-  }
+  write_dg_partial<kChunks, kRows>(p.partials + static_cast<std::int64_t>(blockIdx.x) * dim, acc, t, kGroup, dim,
+                                   stream_in_block, combine, static_cast<int>(threadIdx.x), kThreads);
 }
 
 // Stage 1 for any D (the large-D path): one block per row at a time; the reduction pass and the

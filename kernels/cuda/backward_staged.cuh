@@ -201,35 +201,11 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
   wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
 
   if (!want_dg) return;
-  float* part = p.partials + static_cast<std::int64_t>(blockIdx.x) * dim;
-  if constexpr (ROWS == 1) {
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j)
-        if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
-    }
-  } else {
-    // The streams meet in the stages' shared memory (ROWS·D floats: staged_streams_fits()
-    // checks it holds them), then each column adds them in stream order.
-    __syncthreads();  // every copy retired and every stage read
-    float* combine = reinterpret_cast<float*>(stage_mem);
-#pragma unroll
-    for (int k = 0; k < K; ++k) {
-      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j)
-        if (c * kChunk + j < dim) combine[g * dim + c * kChunk + j] = acc[k][j];
-    }
-    __syncthreads();
-    for (std::int64_t col = t; col < dim; col += nthreads) {
-      float v = combine[col];
-#pragma unroll
-      for (int q = 1; q < ROWS; ++q) v += combine[q * dim + col];
-      part[col] = v;
-    }
-  }
+  // ROWS > 1: the streams meet in the stages' shared memory (ROWS·D floats: streams_smem()
+  // makes room for them) once every copy has retired and every stage has been read.
+  if constexpr (ROWS > 1) __syncthreads();
+  write_dg_partial<K, ROWS>(p.partials + static_cast<std::int64_t>(blockIdx.x) * dim, acc, gt, group_threads, dim, g,
+                            reinterpret_cast<float*>(stage_mem), t, nthreads);
 }
 
 // bwd.staged_streams.vec8 (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
