@@ -8,6 +8,9 @@
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
+//   fwd.realigned_row  fwd.element_row's kernel, the row moved between global and shared memory
+//                    in 16-byte vectors (elements only before the row's first 16-byte boundary
+//                    and after its last); the same bits; by name only until measured
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -54,6 +57,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::element_row) {
     v.can_implement_forward = fwd::can_element_row<M>;
     v.run_forward = fwd::run_element_row<M>;
+  } else if constexpr (P == Path::realigned_row) {
+    v.can_implement_forward = fwd::can_realigned_row<M>;
+    v.run_forward = fwd::run_realigned_row<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -63,7 +69,7 @@ Variant make(std::string name, std::string description) {
   v.max_dim = P == Path::warp_row      ? 1024
               : P == Path::staged_rows ? 8192
               : P == Path::block_row   ? 16384
-              : P == Path::element_row ? 8192
+              : (P == Path::element_row || P == Path::realigned_row) ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d;
   return v;
@@ -76,6 +82,7 @@ const char* path_variant_name(Path p) {
     case Path::staged_rows: return "fwd.staged_rows";
     case Path::large_d: return "fwd.large_d";
     case Path::element_row: return "fwd.element_row";
+    case Path::realigned_row: return "fwd.realigned_row";
     default: return "fwd.scalar";
   }
 }
@@ -102,6 +109,10 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
   out.push_back(make<Mutant::none, Path::element_row>(
       "fwd.element_row", "D <= 8192, any alignment: a block per row, row in registers, coalesced element-wise accesses"));
+  // By name only until measured against fwd.element_row (the same bits; only the row's trips to
+  // memory differ: 16-byte vectors through shared memory instead of element accesses).
+  out.push_back(make<Mutant::none, Path::realigned_row>(
+      "fwd.realigned_row", "D <= 8192, any alignment: fwd.element_row with the row moved through shared memory in 16-byte vectors; by name only"));
   out.push_back(make<Mutant::none, Path::scalar>(
       "fwd.scalar", "any alignment, D <= 2^24: element-wise loads, two passes"));
 

@@ -10,6 +10,7 @@
   X(run_staged_rows, none)               \
   X(run_large_d, none)                   \
   X(run_element_row, none)               \
+  X(run_realigned_row, none)             \
   X(run_scalar, none)
 
 // Mutants (SPEC §6), each on the product path where its bug is natural.

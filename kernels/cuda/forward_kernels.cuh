@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "async_copy.cuh"
 #include "device_common.cuh"
@@ -625,6 +626,66 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
 // Element row: any alignment, the row in registers
 // ---------------------------------------------------------------------------------------------
 
+// Realigned row I/O (fwd.realigned_row). A row that does not start on a 16-byte boundary (odd
+// D, odd strides, offset bases) moves between global and shared memory as 16-byte vectors: the
+// elements before the row's first 16-byte boundary and after its last one element by element,
+// the rest as aligned vectors — never a byte outside the row. In the shared buffer element j
+// sits at lead + j, lead = (row address mod 16) / element size, so the vectors are aligned there
+// too. A buffer holds a row of D elements of `elem` bytes (or fewer bytes: FP8 output) and its
+// lead.
+__host__ __device__ constexpr std::int64_t realign_buffer_bytes(std::int64_t dim, std::size_t elem) {
+  return (dim * static_cast<std::int64_t>(elem) + 16 + 15) / 16 * 16;
+}
+template <typename E>
+__device__ __forceinline__ int realign_lead(const E* row) {
+  return static_cast<int>((reinterpret_cast<std::uintptr_t>(row) & 15u) / sizeof(E));
+}
+// The aligned middle of a row of D elements: head elements before it, nvec vectors in it.
+template <typename E>
+__device__ __forceinline__ void realign_span(int lead, int D, int& head, int& nvec) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
+  head = lead == 0 ? 0 : min(D, kPer - lead);
+  nvec = (D - head) / kPer;
+}
+// Bit patterns are copied as they are (integer types of the element's size): NaN payloads too.
+template <typename E>
+using RawOf = std::conditional_t<sizeof(E) == 1, unsigned char, std::conditional_t<sizeof(E) == 2, unsigned short, unsigned>>;
+// Row → buffer (buf[lead + j] = row[j]) by the block's B threads; returns lead. The caller
+// synchronizes before reading the buffer.
+template <typename E>
+__device__ __forceinline__ int realign_load(E* buf, const E* row, int D, int t, int B) {
+  using R = RawOf<E>;
+  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
+  const int lead = realign_lead(row);
+  int head = 0, nvec = 0;
+  realign_span<E>(lead, D, head, nvec);
+  const uint4* src = reinterpret_cast<const uint4*>(row + head);
+  uint4* dst = reinterpret_cast<uint4*>(buf + lead + head);
+  for (int v = t; v < nvec; v += B) dst[v] = __ldcs(src + v);  // each row is read once
+  const R* r = reinterpret_cast<const R*>(row);
+  R* b = reinterpret_cast<R*>(buf + lead);
+  for (int j = t; j < head; j += B) b[j] = r[j];
+  for (int j = head + nvec * kPer + t; j < D; j += B) b[j] = r[j];
+  return lead;
+}
+// Buffer → row (row[j] = buf[realign_lead(row) + j]); the caller synchronizes before (every
+// element written to the buffer).
+template <typename E>
+__device__ __forceinline__ void realign_store(E* row, const E* buf, int D, int t, int B) {
+  using R = RawOf<E>;
+  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
+  const int lead = realign_lead(row);
+  int head = 0, nvec = 0;
+  realign_span<E>(lead, D, head, nvec);
+  const uint4* src = reinterpret_cast<const uint4*>(buf + lead + head);
+  uint4* dst = reinterpret_cast<uint4*>(row + head);
+  for (int v = t; v < nvec; v += B) __stcs(dst + v, src[v]);
+  const R* b = reinterpret_cast<const R*>(buf + lead);
+  R* r = reinterpret_cast<R*>(row);
+  for (int j = t; j < head; j += B) r[j] = b[j];
+  for (int j = head + nvec * kPer + t; j < D; j += B) r[j] = b[j];
+}
+
 inline constexpr int kElementSlots = 16;          // elements per thread
 inline constexpr int kElementMaxThreads = 512;    // so D <= 8192 (128 registers: no spill)
 inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / static_cast<int>(kQuantGroup);
@@ -636,7 +697,13 @@ inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / st
 // read once; all of a thread's loads are issued before the first use.
 // Per-block FP8: the group maxima meet in shared memory through integer atomicMax on |y|'s bit
 // patterns — a maximum is order-independent and exact, so this stays deterministic.
-template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
+//
+// kRealign (fwd.realigned_row): the same mapping, order and arithmetic — the same bits — but
+// the row moves between global and shared memory in 16-byte vectors (realign_load/store below):
+// x (and o) are copied into shared memory first, each thread reads its elements from there, and
+// y (and the fused add's residual) is written to shared memory and stored from there. An
+// element access moves 2 bytes of a 16-bit row per thread and instruction; a vector 16.
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, bool kRealign = false>
 __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params p) {
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   constexpr int K = kElementSlots;
@@ -655,32 +722,69 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
   // no per-slot address arithmetic is hoisted out of a row loop and held in registers.
   const std::int64_t row = blockIdx.x;
   {
+    static_assert(!kRealign || M == Mutant::none, "realigned rows: the product only");
+    // kRealign: two row buffers of realign_buffer_bytes(D, sizeof(T)) in dynamic shared memory
+    // (x, then the residual or y; o, then y under the fused add).
+    extern __shared__ __align__(16) unsigned char realign_mem[];
+    T* const buf_a = reinterpret_cast<T*>(realign_mem);
+    T* const buf_b = reinterpret_cast<T*>(realign_mem + realign_buffer_bytes(D, sizeof(T)));
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
+    [[maybe_unused]] const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
+    [[maybe_unused]] int lead_x = 0, lead_o = 0;
+    if constexpr (kRealign) {
+      lead_x = realign_load(buf_a, xr, D, t, B);
+      if constexpr (kAdd) lead_o = realign_load(buf_b, orow, D, t, B);
+      __syncthreads();
+    }
     float h[K];
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = t + k * B;
-      h[k] = j < D ? load_scalar(xr, j) : 0.0f;
+      if constexpr (kRealign) {
+        h[k] = j < D ? to_float(buf_a[lead_x + j]) : 0.0f;
+      } else {
+        h[k] = j < D ? load_scalar(xr, j) : 0.0f;
+      }
     }
     [[maybe_unused]] float hn[K];  // M17: the unrounded x + o that the mutant normalizes
     if constexpr (kAdd) {
-      const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
       T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
       float o[K];
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const int j = t + k * B;
-        o[k] = j < D ? load_scalar(orow, j) : 0.0f;
+        if constexpr (kRealign) {
+          o[k] = j < D ? to_float(buf_b[lead_o + j]) : 0.0f;
+        } else {
+          o[k] = j < D ? load_scalar(orow, j) : 0.0f;
+        }
+      }
+      [[maybe_unused]] int lead_w = 0;
+      if constexpr (kRealign) {
+        __syncthreads();  // every x and o read from the buffers: buf_a takes the residual
+        lead_w = realign_lead(xw);
       }
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const int j = t + k * B;
         hn[k] = h[k] + o[k];
         h[k] = round_through<T>(hn[k]);
-        if (j < D) store_scalar(xw, j, h[k]);
+        if constexpr (kRealign) {
+          if (j < D) buf_a[lead_w + j] = from_float<T>(h[k]);
+        } else {
+          if (j < D) store_scalar(xw, j, h[k]);
+        }
         if constexpr (M == Mutant::M17_add_unrounded_sum) h[k] = hn[k];
       }
+      if constexpr (kRealign) {
+        __syncthreads();
+        realign_store(xw, buf_a, D, t, B);
+      }
     }
+    // kRealign: the buffer y goes through (x's buffer, or o's under the fused add: x's holds the
+    // residual being stored). Without the fused add every thread has read its x from buf_a
+    // before block_sum's barrier below, so y may overwrite it after.
+    [[maybe_unused]] T* const buf_y = kAdd ? buf_b : buf_a;
     // Σh²: the slots in order (zeros past D add exact zeros), then the block tree.
     SumSquares<T, M> ss;
 #pragma unroll
@@ -703,10 +807,21 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
 
     if constexpr (!kQuant) {
       T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+      if constexpr (kRealign) {
+        const int lead_y = realign_lead(yr);
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const int j = t + k * B;
-        if (j < D) store_scalar(yr, j, y[k]);
+        for (int k = 0; k < K; ++k) {
+          const int j = t + k * B;
+          if (j < D) buf_y[lead_y + j] = from_float<T>(y[k]);
+        }
+        __syncthreads();
+        realign_store(yr, buf_y, D, t, B);
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int j = t + k * B;
+          if (j < D) store_scalar(yr, j, y[k]);
+        }
       }
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
@@ -741,13 +856,23 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
         }
         inv_row = __fdiv_rn(1.0f, s_row);
       }
+      [[maybe_unused]] unsigned char* const buf_q = reinterpret_cast<unsigned char*>(buf_y);
+      [[maybe_unused]] const int lead_q = kRealign ? realign_lead(qr) : 0;
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const int j = t + k * B;
         if (j < D) {
           const float inv_s = mode == Quant::per_block ? group_inv[j / static_cast<int>(kQuantGroup)] : inv_row;
-          qr[j] = quantize<M>(y[k], inv_s, p.fp8_fmt, p.fp8_max);
+          if constexpr (kRealign) {
+            buf_q[lead_q + j] = quantize<M>(y[k], inv_s, p.fp8_fmt, p.fp8_max);
+          } else {
+            qr[j] = quantize<M>(y[k], inv_s, p.fp8_fmt, p.fp8_max);
+          }
         }
+      }
+      if constexpr (kRealign) {
+        __syncthreads();
+        realign_store(qr, buf_q, D, t, B);
       }
     }
   }

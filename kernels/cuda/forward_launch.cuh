@@ -12,7 +12,7 @@
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -92,7 +92,8 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.per_thread = chunked_per_thread(dim, kSmemThreads);
       s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
       break;
-    case Path::element_row: {
+    case Path::element_row:
+    case Path::realigned_row: {  // the same mapping and order (only the row's trips to memory differ)
       const int b = element_threads(dim);
       s.per_thread = (dim + b - 1) / b;
       s.tree_depth = 5 + ceil_log2(b / kWarp);
@@ -141,6 +142,7 @@ inline const char* path_name(Path p) {
     case Path::staged_rows: return "staged_rows";
     case Path::large_d: return "large_d";
     case Path::element_row: return "element_row";
+    case Path::realigned_row: return "realigned_row";
     default: return "scalar";
   }
 }
@@ -247,12 +249,13 @@ Status can_implement(Path path, const ForwardArgs& a) {
   if (path == Path::staged_rows && a.rows > 0 && !staged_fits(D, size_of(a.x.type), a.o.data != nullptr))
     return Status::fail(Status::Code::unsupported, who + ": two stages of this row (" + to_string(a.x.type) +
                                                        (a.o.data ? ", fused add" : "") + ") exceed the shared-memory budget");
-  if (path == Path::element_row && D > kElementRowMaxDim)
+  const bool element_path = path == Path::element_row || path == Path::realigned_row;
+  if (element_path && D > kElementRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kElementRowMaxDim) +
                                                        " (16 elements per thread, 512 threads)");
-  if (path == Path::element_row && a.rows > std::int64_t{0x7fffffff})
+  if (element_path && a.rows > std::int64_t{0x7fffffff})
     return Status::fail(Status::Code::unsupported, who + ": R >= 2^31 (one block per row)");
-  if (path == Path::scalar || path == Path::element_row) return Status::success();  // any alignment
+  if (path == Path::scalar || element_path) return Status::success();  // any alignment
   // Vector paths: every row start of every vector-accessed tensor must be aligned. Checked,
   // never assumed (M19 skips the check and sends misaligned data down the vector path).
   if constexpr (M != Mutant::M19_misaligned_as_aligned) {
@@ -449,6 +452,36 @@ Status run_element_row(const ForwardArgs& a) {
   return launch_status("fwd.element_row");
 }
 
+// fwd.realigned_row: fwd.element_row's kernel with the row moved through shared memory in
+// 16-byte vectors (kRealign); two row buffers of dynamic shared memory (fp32 rows of 8192 with
+// the fused add: 64 KB, beyond the default 48 KB: opted in).
+template <Mutant M>
+Status run_realigned_row(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.realigned_row carries no mutants");
+  Status st = can_implement<M>(Path::realigned_row, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const std::size_t bytes = 2 * static_cast<std::size_t>(realign_buffer_bytes(a.dim, sizeof(T)));
+    auto kernel = fwd_element_kernel<T, G, kQ, kA, M, true>;
+    if (bytes > 48 * 1024) {
+      const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+      if (e != cudaSuccess) {
+        result = Status::fail(Status::Code::launch_failed, std::string("fwd.realigned_row: cudaFuncSetAttribute: ") + cudaGetErrorString(e));
+        return;
+      }
+    }
+    kernel<<<grid_for(a.rows), element_threads(a.dim), bytes, s>>>(p);
+  });
+  if (!result.ok()) return result;
+  return launch_status("fwd.realigned_row");
+}
+
 template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
   Status st = can_implement<M>(Path::scalar, a);
@@ -470,6 +503,7 @@ template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_impl
 template <Mutant M> Status can_staged_rows(const ForwardArgs& a) { return can_implement<M>(Path::staged_rows, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
+template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_implement<M>(Path::realigned_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -364,6 +364,59 @@ TEST_CASE("forward: persistent grids over many rows per block match the oracle a
   }
 }
 
+// fwd.realigned_row is fwd.element_row's kernel with the row moved through shared memory in
+// 16-byte vectors: the same thread mapping, order and arithmetic, so every output bit must equal
+// element_row's — on odd widths (every row start at another alignment), odd strides, offset
+// bases down to one element, in place, under the fused add and in every FP8 mode, with enough
+// rows that every alignment of a row start occurs. Each run also passes the oracle.
+TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu]") {
+  const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.element_row");
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+  REQUIRE(reference != nullptr);
+  REQUIRE(realigned != nullptr);
+  if (!selected(realigned->name)) return;
+  std::vector<harness::Layout> layouts(6);
+  layouts[1].x_pad = 3, layouts[1].y_pad = 5;
+  layouts[2].x_offset = 1, layouts[2].y_offset = 3, layouts[2].g_offset = 1;
+  layouts[3].in_place = true, layouts[3].x_pad = 1, layouts[3].y_pad = 1;
+  layouts[4].x_offset = 7, layouts[4].y_offset = 2, layouts[4].x_pad = 9, layouts[4].y_pad = 2;
+  layouts[5].x_pad = 8, layouts[5].y_pad = 8;  // aligned rows: the vectors cover them whole
+  int runs = 0;
+  for (const auto& l0 : layouts)
+    for (DType t : kTypes)
+      for (std::int64_t d : {1, 5, 9, 17, 1025, 2049, 4097, 8191}) {
+        for (const Quant quant : {Quant::none, Quant::dynamic_token, Quant::per_block, Quant::static_scale})
+          for (const bool add : {false, true}) {
+            if (l0.in_place && quant != Quant::none) continue;  // y (FP8) cannot alias a 16/32-bit row
+            Spec s;
+            s.dim = d;
+            s.rows = d >= 4097 ? 24 : 40;
+            s.x = s.g = t;
+            s.y = quant == Quant::none ? t : DType::e4m3;
+            s.quant = quant;
+            s.add = add;
+            s.seed = ++g_seed_counter;
+            harness::Layout l = l0;
+            if (add) l.o_pad = l.x_pad, l.o_offset = l.x_offset;
+            const oracle::ForwardCase c = make_case(s);
+            const auto ref = harness::execute_forward(*reference, c, l);
+            REQUIRE(ref.status.ok());
+            const harness::Outcome out = harness::run_forward(*realigned, c, l);
+            INFO(s.describe() << " layout[" << l.to_string() << "]: " << out.summary());
+            REQUIRE(out.status.ok());
+            CHECK(out.pass());
+            const auto run = harness::execute_forward(*realigned, c, l);
+            REQUIRE(run.status.ok());
+            CHECK(run.result.y == ref.result.y);
+            CHECK(run.result.rstd == ref.result.rstd);
+            CHECK(run.result.h == ref.result.h);
+            CHECK(run.result.scale == ref.result.scale);
+            ++runs;
+          }
+      }
+  CHECK(runs > 500);
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
