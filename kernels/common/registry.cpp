@@ -54,6 +54,7 @@ const Variant* pick_forward(const ForwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
   for (const Variant& v : registry()) {
     if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.preferred_forward && !v.preferred_forward(a)) continue;
     if (v.can_implement_forward && v.can_implement_forward(a).ok()) return &v;
   }
   return nullptr;

@@ -10,7 +10,8 @@
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
 //   fwd.realigned_row  fwd.element_row's kernel, the row moved between global and shared memory
 //                    in 16-byte vectors (elements only before the row's first 16-byte boundary
-//                    and after its last); the same bits; by name only until measured
+//                    and after its last); the same bits; dispatched before fwd.element_row for
+//                    16-bit rows from R = 8192 (realigned_preferred)
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -107,12 +108,13 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); by name only"));
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192
+  // (fwd::realigned_preferred).
+  out.push_back(make<Mutant::none, Path::realigned_row>(
+      "fwd.realigned_row", "D <= 8192, any alignment: fwd.element_row with the row moved through shared memory in 16-byte vectors; dispatched for 16-bit rows from R = 8192"));
+  out.back().preferred_forward = fwd::realigned_preferred;
   out.push_back(make<Mutant::none, Path::element_row>(
       "fwd.element_row", "D <= 8192, any alignment: a block per row, row in registers, coalesced element-wise accesses"));
-  // By name only until measured against fwd.element_row (the same bits; only the row's trips to
-  // memory differ: 16-byte vectors through shared memory instead of element accesses).
-  out.push_back(make<Mutant::none, Path::realigned_row>(
-      "fwd.realigned_row", "D <= 8192, any alignment: fwd.element_row with the row moved through shared memory in 16-byte vectors; by name only"));
   out.push_back(make<Mutant::none, Path::scalar>(
       "fwd.scalar", "any alignment, D <= 2^24: element-wise loads, two passes"));
 

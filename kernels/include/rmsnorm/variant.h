@@ -71,6 +71,7 @@ struct Variant {
   // variant for the next one that can implement the arguments, because a later one is measured
   // faster there (a row count, a type). It never narrows what the variant can do: by name it
   // runs whatever can_implement() accepts, and the harness tests it there.
+  bool (*preferred_forward)(const ForwardArgs&) = nullptr;
   bool (*preferred_backward)(const BackwardArgs&) = nullptr;
   // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂).
   AccumShape (*row_shape)(std::int64_t dim) = nullptr;

@@ -1,0 +1,50 @@
+// The default dispatcher's choices among the CUDA forward variants, dispatch hints included
+// (Variant::preferred_forward). No device is needed: the forward capability checks read the
+// arguments only, and nothing launches; the arguments point at distinct aligned addresses that
+// no one dereferences. (The backward's checks ask for a device: its choices are tested in
+// test_gpu_backward.)
+#include <cstdint>
+#include <string>
+
+#include "harness/catch.h"
+#include "rmsnorm/variant.h"
+
+namespace {
+
+using rmsnorm::DType;
+using rmsnorm::Quant;
+
+std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
+  auto at = [](std::uintptr_t k) { return reinterpret_cast<void*>(k << 36); };  // 64 GiB apart: no overlap
+  rmsnorm::ForwardArgs a;
+  a.rows = rows;
+  a.dim = dim;
+  a.x = {at(1), x, dim};
+  if (add) a.o = {at(2), x, dim};
+  a.y = {at(3), fp8 ? DType::e4m3 : x, dim};
+  a.g = at(4);
+  a.g_type = x;
+  a.rstd = static_cast<float*>(at(5));
+  if (fp8) {
+    a.quant = Quant::dynamic_token;
+    a.scale = static_cast<float*>(at(6));
+  }
+  const rmsnorm::Variant* v = rmsnorm::pick_forward(a, rmsnorm::Memory::device);
+  return v ? v->name : std::string("none");
+}
+
+}  // namespace
+
+TEST_CASE("forward dispatch: odd widths go to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+  REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
+  REQUIRE(realigned->preferred_forward != nullptr);
+  CHECK(pick(DType::bf16, 8192, 1025) == "fwd.realigned_row");
+  CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 8191, 1025) == "fwd.element_row");   // fewer rows
+  CHECK(pick(DType::f32, 32768, 1025) == "fwd.element_row");   // fp32 rows
+  CHECK(pick(DType::bf16, 8192, 8193) == "fwd.scalar");        // beyond the element paths' D
+  CHECK(pick(DType::bf16, 8192, 1024) == "fwd.warp_row");      // aligned rows: the vector paths
+  CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
+}
