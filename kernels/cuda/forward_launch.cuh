@@ -455,9 +455,9 @@ Status run_element_row(const ForwardArgs& a) {
 // The dispatch hint of fwd.realigned_row, from its time against fwd.element_row on the H200
 // (session 5, the final call, bench --variant 'fwd.*_row', D = 1025/2049/4097/8191): 16-bit rows
 // at R = 8192 and 32768 0.81-0.96x for the plain and fused-add forward, 0.50-0.78x with FP8
-// outputs, 0.73-0.95x for add + FP8; at R = 64 1.13-1.53x (but FP8 0.76-0.79x); fp32 rows
-// 1.04-1.87x but for FP8 at D = 8191. Hence 16-bit rows from R = 8192; the rest goes on to
-// fwd.element_row.
+// outputs, 0.73-0.96x for add + FP8; at R = 64 1.13-1.53x (but FP8 alone 0.76-0.79x); fp32 rows
+// 1.04-1.87x (but FP8 alone 0.63-0.98x at R >= 8192). Hence 16-bit rows from R = 8192; the rest
+// goes on to fwd.element_row.
 inline constexpr std::int64_t kRealignedMinRows = 8192;
 inline bool realigned_preferred(const ForwardArgs& a) {
   return size_of(a.x.type) == 2 && a.rows >= kRealignedMinRows;
