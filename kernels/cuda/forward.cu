@@ -5,6 +5,9 @@
 //   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
 //                    grid and the next rows of each block staged in shared memory (cp.async);
 //                    the same bits; by name only (block_row, before it, takes all its cases)
+//   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
+//                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
+//                    to 64 KB (large_d_pair_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -55,6 +58,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::large_d) {
     v.can_implement_forward = fwd::can_large_d<M>;
     v.run_forward = fwd::run_large_d<M>;
+  } else if constexpr (P == Path::large_d_pair) {
+    v.can_implement_forward = fwd::can_large_d_pair<M>;
+    v.run_forward = fwd::run_large_d_pair<M>;
   } else if constexpr (P == Path::element_row) {
     v.can_implement_forward = fwd::can_element_row<M>;
     v.run_forward = fwd::run_element_row<M>;
@@ -72,7 +78,8 @@ Variant make(std::string name, std::string description) {
               : P == Path::block_row   ? 16384
               : (P == Path::element_row || P == Path::realigned_row) ? 8192
                                        : std::int64_t{1} << 24;
-  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d;
+  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
+                   P == Path::large_d_pair;
   return v;
 }
 
@@ -82,6 +89,7 @@ const char* path_variant_name(Path p) {
     case Path::block_row: return "fwd.block_row";
     case Path::staged_rows: return "fwd.staged_rows";
     case Path::large_d: return "fwd.large_d";
+    case Path::large_d_pair: return "fwd.large_d_pair";
     case Path::element_row: return "fwd.element_row";
     case Path::realigned_row: return "fwd.realigned_row";
     default: return "fwd.scalar";
@@ -106,6 +114,10 @@ void register_forward_variants(std::vector<Variant>& out) {
   // 0.86) and loses at D = 5120 (0.86 -> 0.65) and for fp32 (0.98 -> 0.77).
   out.push_back(make<Mutant::none, Path::staged_rows>(
       "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); by name only"));
+  // Before fwd.large_d for FP8 outputs of 16-bit rows to D = 32768 (fwd::large_d_pair_preferred).
+  out.push_back(make<Mutant::none, Path::large_d_pair>(
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB"));
+  out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
   // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192

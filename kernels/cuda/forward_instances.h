@@ -9,6 +9,7 @@
   X(run_block_row, none)                 \
   X(run_staged_rows, none)               \
   X(run_large_d, none)                   \
+  X(run_large_d_pair, none)              \
   X(run_element_row, none)               \
   X(run_realigned_row, none)             \
   X(run_scalar, none)

@@ -499,13 +499,21 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
 // ---------------------------------------------------------------------------------------------
 
 inline constexpr int kSmemThreads = 1024;
+// fwd.large_d_pair: 512-thread blocks, two per SM, each with half the SM's shared memory for its
+// row cache: one row's loads overlap the other row's reduction, FP8 scale and stores (with 1024
+// threads one block fills the SM and its phases run back to back: FP8 at D = 16384 0.32 of the
+// copy on the H200; this form measured 0.46-0.47 there, session 4, `wip/large-d-two-blocks`).
+inline constexpr int kSmemPairThreads = 512;
+inline constexpr int kSmemPairBlocksPerSM = 2;
 // Chunks in flight per thread and tensor in the loading pass: 64 registers per thread at 1024
 // threads leave room for 64 bytes of one tensor in flight, 32 bytes each of two.
 template <typename T, bool kAdd>
 inline constexpr int kSmemUnroll = sizeof(T) == 2 ? (kAdd ? 2 : 4) : (kAdd ? 1 : 2);
 
-template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
-__global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::int64_t cache_chunks) {
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, int THREADS = kSmemThreads>
+__global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM)
+    fwd_smem_kernel(Params p, std::int64_t cache_chunks) {
+  static_assert(THREADS == kSmemThreads || THREADS == kSmemPairThreads, "large-D block shapes");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   extern __shared__ uint4 smem_cache[];
   __shared__ float sum_partials[kWarp];
@@ -517,7 +525,7 @@ __global__ void __launch_bounds__(kSmemThreads) fwd_smem_kernel(Params p, std::i
   const std::int64_t full = D / kChunk;
   const int n_tail = static_cast<int>(D % kChunk);
   const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
-  constexpr std::int64_t B = kSmemThreads;
+  constexpr std::int64_t B = THREADS;
 
   for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));

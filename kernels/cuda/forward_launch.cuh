@@ -12,7 +12,7 @@
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -92,6 +92,10 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.per_thread = chunked_per_thread(dim, kSmemThreads);
       s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
       break;
+    case Path::large_d_pair:
+      s.per_thread = chunked_per_thread(dim, kSmemPairThreads);
+      s.tree_depth = 5 + ceil_log2(kSmemPairThreads / kWarp);
+      break;
     case Path::element_row:
     case Path::realigned_row: {  // the same mapping and order (only the row's trips to memory differ)
       const int b = element_threads(dim);
@@ -143,6 +147,7 @@ inline const char* path_name(Path p) {
     case Path::large_d: return "large_d";
     case Path::element_row: return "element_row";
     case Path::realigned_row: return "realigned_row";
+    case Path::large_d_pair: return "large_d_pair";
     default: return "scalar";
   }
 }
@@ -402,22 +407,28 @@ Status run_staged_rows(const ForwardArgs& a) {
   return launch_status("fwd.staged_rows");
 }
 
-// Shared-memory budget of the large-D path on the current device (opt-in maximum per block,
-// less the kernel's static shared memory).
-inline std::int64_t smem_cache_budget() {
-  int dev = 0, optin = 0;
+// Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,
+// or with `blocks_per_sm` blocks per SM their share of the SM's shared memory, less the kernel's
+// static shared memory and the 1 KB the runtime reserves per block. Rows longer than the cache
+// re-read their tail from global memory (L2).
+inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
+  int dev = 0, optin = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
-  return std::max<std::int64_t>(0, static_cast<std::int64_t>(optin) - 2 * kWarp * 4 - 1024);
+  if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) return 0;
+  const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
+  return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
 }
 
-template <Mutant M>
-Status run_large_d(const ForwardArgs& a) {
-  Status st = can_implement<M>(Path::large_d, a);
+// fwd.large_d (1024 threads, one block per SM) and fwd.large_d_pair (512 threads, two).
+template <Mutant M, int THREADS>
+Status launch_large_d(const ForwardArgs& a, Path path) {
+  Status st = can_implement<M>(path, a);
   if (!st.ok() || a.rows == 0) return st;
+  const std::string who = std::string("fwd.") + path_name(path);
   const Params p = make_params(a);
   cudaStream_t s = as_stream(a.stream);
-  const std::int64_t budget = smem_cache_budget();
+  const std::int64_t budget = smem_cache_budget(THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM);
   Status result = Status::success();
   dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
     using T = typename decltype(tt)::type;
@@ -425,16 +436,36 @@ Status run_large_d(const ForwardArgs& a) {
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
     const std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
-    auto kernel = fwd_smem_kernel<T, G, kQ, kA, M>;
+    auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
     const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     if (e != cudaSuccess) {
-      result = Status::fail(Status::Code::launch_failed, std::string("fwd.large_d: cudaFuncSetAttribute: ") + cudaGetErrorString(e));
+      result = Status::fail(Status::Code::launch_failed, who + ": cudaFuncSetAttribute: " + cudaGetErrorString(e));
       return;
     }
-    kernel<<<grid_for(a.rows), kSmemThreads, bytes, s>>>(p, cache_chunks);
+    kernel<<<grid_for(a.rows), THREADS, bytes, s>>>(p, cache_chunks);
   });
   if (!result.ok()) return result;
-  return launch_status("fwd.large_d");
+  return launch_status(who.c_str());
+}
+
+template <Mutant M>
+Status run_large_d(const ForwardArgs& a) {
+  return launch_large_d<M, kSmemThreads>(a, Path::large_d);
+}
+
+// The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured
+// 0.80 -> 0.67 of the copy in this form, session 4) whose 16-bit row fits a pair block's cache
+// share (D <= 32768; FP8 at D = 65536 measured mixed, 0.40-0.46 against 0.43-0.45); FP8 rows of
+// D <= 8192 go to fwd.block_row before it.
+inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
+inline bool large_d_pair_preferred(const ForwardArgs& a) {
+  return a.quant != Quant::none && a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPairMaxRowBytes;
+}
+
+template <Mutant M>
+Status run_large_d_pair(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.large_d_pair carries no mutants");
+  return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
 }
 
 template <Mutant M>
@@ -513,6 +544,7 @@ template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_imple
 template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
 template <Mutant M> Status can_staged_rows(const ForwardArgs& a) { return can_implement<M>(Path::staged_rows, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
+template <Mutant M> Status can_large_d_pair(const ForwardArgs& a) { return can_implement<M>(Path::large_d_pair, a); }
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_implement<M>(Path::realigned_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }

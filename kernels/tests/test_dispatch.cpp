@@ -48,3 +48,16 @@ TEST_CASE("forward dispatch: odd widths go to fwd.realigned_row for 16-bit rows 
   CHECK(pick(DType::bf16, 8192, 1024) == "fwd.warp_row");      // aligned rows: the vector paths
   CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
 }
+
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB go to fwd.large_d_pair", "[host]") {
+  const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
+  REQUIRE(pair != nullptr);
+  REQUIRE(pair->preferred_forward != nullptr);
+  CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");  // FP8 in registers first
+  CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
+  CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // not FP8
+}
