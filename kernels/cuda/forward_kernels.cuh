@@ -204,29 +204,43 @@ __device__ __forceinline__ Chunk<T> load_row_chunk(const T* row, std::int64_t c,
   return zero_chunk<T>();
 }
 
-// Weights of chunk c as fp32. M20: the row index picks one weight for the whole row.
-template <typename G, Mutant M>
-__device__ __forceinline__ void load_weights(const Params& p, std::int64_t row, std::int64_t c, std::int64_t full,
-                                             int n_tail, float (&w)[kChunk]) {
-  if (p.convention == static_cast<int>(Convention::no_weight)) {
+// The stored weights of chunk c (zero beyond the row; nothing read without a weight).
+template <typename G>
+__device__ __forceinline__ Chunk<G> weight_chunk(const Params& p, std::int64_t c, std::int64_t full, int n_tail) {
+  if (p.convention == static_cast<int>(Convention::no_weight)) return zero_chunk<G>();
+  const G* g = static_cast<const G*>(p.g);
+  if (c < full) return load_chunk_ro(g + c * kChunk);
+  if (c == full && n_tail > 0) return load_chunk_partial(g + c * kChunk, n_tail);
+  return zero_chunk<G>();
+}
+// Those weights as the fp32 factors the convention multiplies by (no weight: 1).
+template <typename G>
+__device__ __forceinline__ void weights_of(const Chunk<G>& gc, int convention, float (&w)[kChunk]) {
+  if (convention == static_cast<int>(Convention::no_weight)) {
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) w[j] = 1.0f;
     return;
   }
-  const G* g = static_cast<const G*>(p.g);
-  if constexpr (M == Mutant::M20_weight_by_row) {
-    const float v = effective_weight(to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(p.dim)]), p.convention);
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) w[j] = v;
-    return;
-  }
-  Chunk<G> gc;
-  if (c < full) gc = load_chunk_ro(g + c * kChunk);
-  else if (c == full && n_tail > 0) gc = load_chunk_partial(g + c * kChunk, n_tail);
-  else gc = zero_chunk<G>();
   unpack(gc, w);
 #pragma unroll
-  for (int j = 0; j < kChunk; ++j) w[j] = effective_weight(w[j], p.convention);
+  for (int j = 0; j < kChunk; ++j) w[j] = effective_weight(w[j], convention);
+}
+
+// Weights of chunk c as fp32. M20: the row index picks one weight for the whole row.
+template <typename G, Mutant M>
+__device__ __forceinline__ void load_weights(const Params& p, std::int64_t row, std::int64_t c, std::int64_t full,
+                                             int n_tail, float (&w)[kChunk]) {
+  if constexpr (M == Mutant::M20_weight_by_row) {
+    if (p.convention != static_cast<int>(Convention::no_weight)) {
+      const G* g = static_cast<const G*>(p.g);
+      const float v = effective_weight(to_float(g[static_cast<unsigned>(row) % static_cast<unsigned>(p.dim)]), p.convention);
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) w[j] = v;
+      return;
+    }
+  }
+  (void)row;
+  weights_of(weight_chunk<G>(p, c, full, n_tail), p.convention, w);
 }
 
 // Store chunk c of y (storage type T, or FP8 bytes). kOnce: nothing in this kernel reads it again.
@@ -270,10 +284,10 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // rows; mutants of the fused add) below what they need and spills. 128 registers for those, 64
 // for the 16-bit product forms with or without the fused add (they use about 50-64: more
 // blocks per SM, more loads in flight).
-template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M>
+template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW>
 inline constexpr int regs_min_blocks =
     65536 / (regs_block_threads<LANES, T, kQuant> *
-             ((kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none)) ? 128 : 64));
+             ((kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none) || kEarlyW) ? 128 : 64));
 
 // LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
 // rows per block). LANES == 0: the whole block owns one row.
@@ -288,8 +302,14 @@ inline constexpr int regs_min_blocks =
 // the FP8 forms (88-108 registers, 5 blocks of 128 threads per SM at D = 4096) reached 0.45-0.56
 // of the copy. Same thread mapping, same order, same arithmetic as the register form: every
 // output bit equals fwd.block_row's.
-template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M>)) fwd_regs_kernel(Params p) {
+//
+// kEarlyW (fwd.block_row for few rows, product only): the row's weights are loaded with its x,
+// before the reduction, instead of after it: with few rows the blocks wait on memory, and the
+// weight loads were a second round trip after the row sum (the same values, the same bits).
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false,
+          bool kEarlyW = false>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kEarlyW>)) fwd_regs_kernel(Params p) {
+  static_assert(!kEarlyW || (M == Mutant::none && !kStaged), "early weights: the product's register form");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
   static_assert(!kStaged || (kBlock && M == Mutant::none), "staged rows: the block form of the product");
@@ -370,6 +390,15 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
         h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
       }
     }
+    // kEarlyW: the weights of this thread's chunks, issued with the row's loads.
+    [[maybe_unused]] Chunk<G> wc[kEarlyW ? ITERS : 1];
+    if constexpr (kEarlyW) {
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        wc[i] = active ? weight_chunk<G>(p, c, full, n_tail) : zero_chunk<G>();
+      }
+    }
     if constexpr (kAdd) {
       if constexpr (!kStaged) {
         const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
@@ -422,7 +451,11 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
     // 4. Outputs.
     auto y_chunk = [&](int i, std::int64_t c, float (&y)[kChunk]) {
       float w[kChunk];
-      load_weights<G, M>(p, row, c, full, n_tail, w);
+      if constexpr (kEarlyW) {
+        weights_of(wc[i], p.convention, w);
+      } else {
+        load_weights<G, M>(p, row, c, full, n_tail, w);
+      }
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(hval(i, j), r, w[j], p.convention);
     };
