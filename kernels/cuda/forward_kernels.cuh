@@ -691,40 +691,39 @@ __device__ __forceinline__ void realign_span(int lead, int D, int& head, int& nv
 // Bit patterns are copied as they are (integer types of the element's size): NaN payloads too.
 template <typename E>
 using RawOf = std::conditional_t<sizeof(E) == 1, unsigned char, std::conditional_t<sizeof(E) == 2, unsigned short, unsigned>>;
-// Row → buffer (buf[lead + j] = row[j]) by the block's B threads; returns lead. The caller
-// synchronizes before reading the buffer.
-template <typename E>
-__device__ __forceinline__ int realign_load(E* buf, const E* row, int D, int t, int B) {
+// Moves a row of D elements between global memory and a shared buffer by the block's B
+// threads: kLoad row → buffer (buf[lead + j] = row[j]), else buffer → row; returns lead. The
+// caller synchronizes between writing a buffer and reading it.
+template <bool kLoad, typename E>
+__device__ __forceinline__ int realign_copy(E* buf, E* row, int D, int t, int B) {
   using R = RawOf<E>;
   constexpr int kPer = 16 / static_cast<int>(sizeof(E));
   const int lead = realign_lead(row);
   int head = 0, nvec = 0;
   realign_span<E>(lead, D, head, nvec);
-  const uint4* src = reinterpret_cast<const uint4*>(row + head);
-  uint4* dst = reinterpret_cast<uint4*>(buf + lead + head);
-  for (int v = t; v < nvec; v += B) dst[v] = __ldcs(src + v);  // each row is read once
-  const R* r = reinterpret_cast<const R*>(row);
+  uint4* rv = reinterpret_cast<uint4*>(row + head);
+  uint4* bv = reinterpret_cast<uint4*>(buf + lead + head);
+  for (int v = t; v < nvec; v += B) {
+    if constexpr (kLoad) bv[v] = __ldcs(rv + v);  // each row is read once
+    else __stcs(rv + v, bv[v]);
+  }
+  R* r = reinterpret_cast<R*>(row);
   R* b = reinterpret_cast<R*>(buf + lead);
-  for (int j = t; j < head; j += B) b[j] = r[j];
-  for (int j = head + nvec * kPer + t; j < D; j += B) b[j] = r[j];
+  auto move = [&](int j) {
+    if constexpr (kLoad) b[j] = r[j];
+    else r[j] = b[j];
+  };
+  for (int j = t; j < head; j += B) move(j);
+  for (int j = head + nvec * kPer + t; j < D; j += B) move(j);
   return lead;
 }
-// Buffer → row (row[j] = buf[realign_lead(row) + j]); the caller synchronizes before (every
-// element written to the buffer).
+template <typename E>
+__device__ __forceinline__ int realign_load(E* buf, const E* row, int D, int t, int B) {
+  return realign_copy<true>(buf, const_cast<E*>(row), D, t, B);  // the row is only read
+}
 template <typename E>
 __device__ __forceinline__ void realign_store(E* row, const E* buf, int D, int t, int B) {
-  using R = RawOf<E>;
-  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
-  const int lead = realign_lead(row);
-  int head = 0, nvec = 0;
-  realign_span<E>(lead, D, head, nvec);
-  const uint4* src = reinterpret_cast<const uint4*>(buf + lead + head);
-  uint4* dst = reinterpret_cast<uint4*>(row + head);
-  for (int v = t; v < nvec; v += B) __stcs(dst + v, src[v]);
-  const R* b = reinterpret_cast<const R*>(buf + lead);
-  R* r = reinterpret_cast<R*>(row);
-  for (int j = t; j < head; j += B) r[j] = b[j];
-  for (int j = head + nvec * kPer + t; j < D; j += B) r[j] = b[j];
+  realign_copy<false>(const_cast<E*>(buf), row, D, t, B);  // the buffer is only read
 }
 
 inline constexpr int kElementSlots = 16;          // elements per thread
