@@ -464,10 +464,17 @@ Status run_large_d(const ForwardArgs& a) {
 // The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured
 // 0.80 -> 0.67 of the copy in this form, session 4) whose 16-bit row fits a pair block's cache
 // share (D <= 32768; FP8 at D = 65536 measured mixed, 0.40-0.46 against 0.43-0.45); FP8 rows of
-// D <= 8192 go to fwd.block_row before it.
+// D <= 8192 go to fwd.block_row before it. The pair gains by overlapping one block's loads with
+// the other's reductions and stores, so it needs rows for two blocks on every SM: session 6's
+// A/B (bf16, D = 16384 / 32768) measured 0.32 -> 0.46 and 0.42 -> 0.51 of the copy at R = 32768
+// (add + FP8 0.65 -> 0.78, 0.69 -> 0.76), but 4-22 % slower at R = 1-64, where each row's
+// block is alone on its SM and 512 threads take twice the steps of 1024. Hence from R = 512
+// (about two rows per SM slot of a 132-SM H200; the crossover between 64 and 512 was not measured).
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
+inline constexpr std::int64_t kLargeDPairMinRows = 512;
 inline bool large_d_pair_preferred(const ForwardArgs& a) {
-  return a.quant != Quant::none && a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPairMaxRowBytes;
+  return a.quant != Quant::none && a.rows >= kLargeDPairMinRows &&
+         a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPairMaxRowBytes;
 }
 
 template <Mutant M>
