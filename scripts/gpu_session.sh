@@ -135,11 +135,12 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
   # Nsight Compute on chosen shapes (PROFILE: "op:R:D[:variant] ..."): one launch each after
   # warm-up, clocks left alone; the bench's rotation means the data comes from HBM.
+  # NCU_SECTIONS adds sections (e.g. "--section InstructionStats --section SourceCounters").
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
     timeout 120 ncu --clock-control none --launch-skip 5 --launch-count 1 -k "regex:^(fwd_|backward_)" \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section MemoryWorkloadAnalysis --section SchedulerStats \
+      --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
       $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
       > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
     echo "$spec: $(grep -E '^ +(Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Compute \(SM\) Throughput)' "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" | awk '{$1=$1};1' | tr '\n' ';')"
