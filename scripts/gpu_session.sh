@@ -98,6 +98,9 @@ if has sass; then
   cuobjdump -sass $B/kernels/librmsnorm.a > "$OUT/sass.txt" 2>&1
   # 16-byte accesses with any cache qualifier (.EF: the streaming loads and stores of single-pass rows).
   echo "LDG.128: $(grep -cE 'LDG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  STG.128: $(grep -cE 'STG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  LDL/STL: $(grep -cE '\bLDL|\bSTL' "$OUT/sass.txt")"
+  # SASS_FUNCS (an extended regex over mangled names): those kernels' listings alone, in the log
+  # archive (the whole listing, compressed, is over the 16 MB a returned file may have).
+  [ -n "${SASS_FUNCS:-}" ] && awk -v re="$SASS_FUNCS" '/Function : /{p = ($0 ~ re)} p' "$OUT/sass.txt" > "$OUT/sass_funcs.txt"
   gzip -f "$OUT/sass.txt"  # the full listing is large: kept compressed, outside the log archive
 fi
 if has bench && [ -x $B/bench/rmsnorm-bench ]; then

@@ -7,7 +7,7 @@
 //                    the same bits; by name only (block_row, before it, takes all its cases)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
-//                    to 64 KB, R ≥ 512 (large_d_pair_preferred)
+//                    to 64 KB, R ≥ 256 (large_d_pair_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -114,9 +114,9 @@ void register_forward_variants(std::vector<Variant>& out) {
   // 0.86) and loses at D = 5120 (0.86 -> 0.65) and for fp32 (0.98 -> 0.77).
   out.push_back(make<Mutant::none, Path::staged_rows>(
       "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); by name only"));
-  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 512 (fwd::large_d_pair_preferred).
+  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
-      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 512"));
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256"));
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));

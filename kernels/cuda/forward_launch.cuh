@@ -468,10 +468,12 @@ Status run_large_d(const ForwardArgs& a) {
 // the other's reductions and stores, so it needs rows for two blocks on every SM: session 6's
 // A/B (bf16, D = 16384 / 32768) measured 0.32 -> 0.46 and 0.42 -> 0.51 of the copy at R = 32768
 // (add + FP8 0.65 -> 0.78, 0.69 -> 0.76), but 4-22 % slower at R = 1-64, where each row's
-// block is alone on its SM and 512 threads take twice the steps of 1024. Hence from R = 512
-// (about two rows per SM slot of a 132-SM H200; the crossover between 64 and 512 was not measured).
+// block is alone on its SM and 512 threads take twice the steps of 1024. By name, side by side
+// (call 2): R = 128 pair 0.62 / 0.53 against 0.65 / 0.59 (FP8; D = 16384 / 32768), R = 256 pair
+// 0.61 / 0.55 against 0.52 / 0.49, and ahead at every R from 256 to 4096 for both FP8 ops.
+// Hence from R = 256 (two rows per SM of a 132-SM H200 need 264; fewer rows leave SMs idle).
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
-inline constexpr std::int64_t kLargeDPairMinRows = 512;
+inline constexpr std::int64_t kLargeDPairMinRows = 256;
 inline bool large_d_pair_preferred(const ForwardArgs& a) {
   return a.quant != Quant::none && a.rows >= kLargeDPairMinRows &&
          a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPairMaxRowBytes;

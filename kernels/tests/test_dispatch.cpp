@@ -49,7 +49,7 @@ TEST_CASE("forward dispatch: odd widths go to fwd.realigned_row for 16-bit rows 
   CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 512, go to fwd.large_d_pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 256, go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
@@ -60,6 +60,7 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 512, go to fwd.
   CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // not FP8
-  CHECK(pick(DType::bf16, 64, 16384, /*fp8=*/true) == "fwd.large_d");     // too few rows for two blocks per SM
-  CHECK(pick(DType::bf16, 511, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
+  CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
 }
