@@ -257,10 +257,16 @@ inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::s
                              staged_stage_bytes(streams_block(c), elem_bytes, residual);
   return std::max(stages, static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(dim) * sizeof(float));
 }
-// fp32 rows with the fused add: three tensors of 32-byte chunks, two stages exceed the block's
-// opt-in shared memory beyond D = 2048 or so, and any fp32 row beyond D = 4096; those rows go to
-// bwd.staged_rows.
+// Whether the streams take rows of this width and element size: fp32 rows only to D = 4096 (the
+// K = 4 form of wider rows has no fp32 instance: its 64 fp32 weights and dg sums exceed the
+// registers), and only where two stages fit: fp32 rows with the fused add (three tensors of
+// 32-byte chunks) exceed the block's opt-in shared memory beyond D = 2048 or so. Those rows go
+// to bwd.staged_rows.
+// (The width limit was missing until session 6: fp32 rows of 4096 < D with two stages that fit,
+// no fused add, were accepted and then nothing launched; the fuzzer found it, dx left as it was.
+// corpora/regressions/backward_streams_f32_wide_no_launch.case.)
 inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
+  if (elem_bytes == 4 && dim > kStreamsMaxDim32) return false;
   return streams_smem(streams_config(dim), dim, elem_bytes, residual) <= kStreamsSmemPerBlock + 16 * 1024;
 }
 
@@ -307,7 +313,7 @@ inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_
       case 2 * 8 + 6: return go(backward_staged_kernel<T, G, 2, kRes, 6>);
       case 4 * 8 + 2:
         if constexpr (sizeof(T) == 2) return go(backward_staged_kernel<T, G, 4, kRes, 2>);
-        return;  // fp32 rows beyond D = 4096: declined by streams_can_implement (streams_fits)
+        return;  // unreachable: fp32 rows beyond D = 4096 are declined by streams_fits (test_launch_configs)
       default: return go(backward_staged_kernel<T, G, 2, kRes, 3>);
     }
   };
