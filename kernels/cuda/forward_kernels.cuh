@@ -213,17 +213,23 @@ __device__ __forceinline__ Chunk<G> weight_chunk(const Params& p, std::int64_t c
   if (c == full && n_tail > 0) return load_chunk_partial(g + c * kChunk, n_tail);
   return zero_chunk<G>();
 }
-// Those weights as the fp32 factors the convention multiplies by (no weight: 1).
+// Those weights as the fp32 factors the convention multiplies by, one add per element and no
+// branch: w = g + a, a = 1 for gemma (RN32(1 + g), the contract's rounding), a = -0 for standard
+// and llama (x + (-0) = x exactly for every x, -0 included; a NaN weight stays NaN, and y = (h·r)·w
+// is NaN either way), and for no weight a = 1 on the zeros weight_chunk gives (0 + 1 = 1 exactly).
+// The branchy form set eight registers to 1 per chunk before testing the convention (SASS,
+// session 6).
+__device__ __forceinline__ float weight_offset(int convention) {
+  return (convention == static_cast<int>(Convention::gemma) || convention == static_cast<int>(Convention::no_weight))
+             ? 1.0f
+             : -0.0f;
+}
 template <typename G>
 __device__ __forceinline__ void weights_of(const Chunk<G>& gc, int convention, float (&w)[kChunk]) {
-  if (convention == static_cast<int>(Convention::no_weight)) {
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) w[j] = 1.0f;
-    return;
-  }
   unpack(gc, w);
+  const float a = weight_offset(convention);
 #pragma unroll
-  for (int j = 0; j < kChunk; ++j) w[j] = effective_weight(w[j], convention);
+  for (int j = 0; j < kChunk; ++j) w[j] = w[j] + a;
 }
 
 // Weights of chunk c as fp32. M20: the row index picks one weight for the whole row.
