@@ -4,7 +4,8 @@
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
 //   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
 //                    grid and the next rows of each block staged in shared memory (cp.async);
-//                    the same bits; by name only (block_row, before it, takes all its cases)
+//                    the same bits; dispatched before block_row for 16-bit rows of 6144 < D from
+//                    R = 512 (staged_rows_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
 //                    to 64 KB, R ≥ 256 (large_d_pair_preferred)
@@ -107,13 +108,13 @@ void add_mutant(std::vector<Variant>& out) {
 void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::warp_row>(
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
+  // Before fwd.block_row (the same bits) where it was measured faster: FP8 outputs of 16-bit rows,
+  // 6144 < D <= 8192, R >= 512 (fwd::staged_rows_preferred).
+  out.push_back(make<Mutant::none, Path::staged_rows>(
+      "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); dispatched for 16-bit rows of 6144 < D from R = 512"));
+  out.back().preferred_forward = fwd::staged_rows_preferred;
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
-  // By name only: fwd.block_row (before it) takes every case it takes. Measured on the H200 it
-  // beats block_row only for bf16 FP8 at D = 8192 (add + FP8 0.77 -> 0.85, 32768 rows 0.79 ->
-  // 0.86) and loses at D = 5120 (0.86 -> 0.65) and for fp32 (0.98 -> 0.77).
-  out.push_back(make<Mutant::none, Path::staged_rows>(
-      "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); by name only"));
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
       "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256"));

@@ -461,6 +461,21 @@ Status run_large_d(const ForwardArgs& a) {
   return launch_large_d<M, kSmemThreads>(a, Path::large_d);
 }
 
+// The dispatch hint of fwd.staged_rows: FP8 outputs of 16-bit rows wider than 6144 (block_row
+// there runs 224-256-thread blocks at 88-96 registers, two per SM, and waits on its loads), from
+// R = 512. Session 6, call 4, by name side by side (bench --variant 'fwd.*row*', D = 5120-8192,
+// R = 512-32768): bf16 and fp16 at D = 7168 and 8192 staged_rows took 0.88-0.99x block_row's time
+// (FP8 0.41-0.63 -> 0.44-0.64 of the copy; add + FP8 0.69-0.78 -> 0.69-0.85), at every R; at
+// D = 6144 1.06-1.08x faster only at R = 512 and 1.09-1.19x slower from R = 4096; at D = 5120
+// slower everywhere (1.12-1.33x); fp32 rows slower with the fused add (1.0-1.5x) and mixed
+// without. R < 512 was not measured.
+inline constexpr std::int64_t kStagedPreferredMinDim = 6145;
+inline constexpr std::int64_t kStagedPreferredMinRows = 512;
+inline bool staged_rows_preferred(const ForwardArgs& a) {
+  return a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim >= kStagedPreferredMinDim &&
+         a.rows >= kStagedPreferredMinRows;
+}
+
 // The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured
 // 0.80 -> 0.67 of the copy in this form, session 4) whose 16-bit row fits a pair block's cache
 // share (D <= 32768; FP8 at D = 65536 measured mixed, 0.40-0.46 against 0.43-0.45); FP8 rows of
