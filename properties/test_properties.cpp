@@ -3,6 +3,7 @@
 // always ([property]), CUDA variants when a device is usable ([property][gpu]); [slow] runs the
 // big budget. Each failure prints the shrunk case as one replayable line (REPRODUCE: ...).
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -297,6 +298,114 @@ bool vector_aligned(const harness::Case& c) {
 // The layout properties must reach the vector paths as well as the any-alignment ones: on the
 // H200, P15 and P18 once checked 0 of 40 cases on fwd.large_d (every draw was misaligned and
 // declined) and reported a pass; M11 survived for it. Guard the generators' mix here.
+// ---------------------------------------------------------------------------------------------
+// Declared ranges are honest: a variant declines every width outside the D range it declares for
+// the row type (Variant::min_dim_for / max_dim_for). The generators aim at the declared range and
+// the certificates state it; a width accepted outside it is run by nobody's tests. (Session 6:
+// bwd.staged_streams declared fp32 rows to D = 4096 but accepted 4100 and more without the fused
+// add, and launched nothing for them; the fuzzer found it, corpora/regressions/
+// backward_streams_f32_wide_no_launch.case.)
+// ---------------------------------------------------------------------------------------------
+namespace {
+// can_implement() of v for op on dense rows of width `dim` (R = 4, row type t, g of type t, FP8
+// outputs for the FP8 ops, dg and its workspace for the backward). The pointers are 64 GiB apart
+// and 16-byte aligned; can_implement() never dereferences them.
+rmsnorm::Status probe_width(const rmsnorm::Variant& v, rmsnorm::Op op, rmsnorm::DType t, std::int64_t dim) {
+  using rmsnorm::Op;
+  auto at = [](std::uintptr_t k) { return reinterpret_cast<void*>(k << 36); };
+  const std::int64_t rows = 4;
+  const bool add = op == Op::add_forward || op == Op::add_forward_quant || op == Op::add_backward;
+  if (op != Op::backward && op != Op::add_backward) {
+    const bool quant = op == Op::forward_quant || op == Op::add_forward_quant;
+    rmsnorm::ForwardArgs a;
+    a.rows = rows;
+    a.dim = dim;
+    a.x = {at(1), t, dim};
+    if (add) a.o = {at(2), t, dim};
+    a.y = {at(3), quant ? rmsnorm::DType::e4m3 : t, dim};
+    a.g = at(4);
+    a.g_type = t;
+    a.rstd = static_cast<float*>(at(5));
+    if (quant) {
+      a.quant = rmsnorm::Quant::dynamic_token;
+      a.scale = static_cast<float*>(at(6));
+    }
+    return v.can_implement_forward(a);
+  }
+  rmsnorm::BackwardArgs a;
+  a.rows = rows;
+  a.dim = dim;
+  a.x = {at(1), t, dim};
+  a.dy = {at(2), t, dim};
+  a.dx = {at(3), t, dim};
+  if (add) a.dresidual = {at(4), t, dim};
+  a.g = at(5);
+  a.g_type = t;
+  a.rstd = static_cast<const float*>(at(6));
+  a.dg = at(7);
+  a.workspace = at(8);
+  a.workspace_bytes = v.workspace_bytes ? v.workspace_bytes(rows, dim) : 0;
+  return v.can_implement_backward(a);
+}
+
+// Widths just outside [lo, hi]: next to the edges, and multiples of 16 (16-byte rows for every
+// row type and FP8 output, so an aligned-only variant cannot decline them for alignment alone).
+std::vector<std::int64_t> outside_widths(std::int64_t lo, std::int64_t hi) {
+  std::vector<std::int64_t> out;
+  const std::int64_t hi16 = (hi / 16 + 1) * 16, lo16 = (lo - 1) / 16 * 16;
+  for (const std::int64_t k : {1, 2, 7, 8}) out.push_back(hi + k);
+  for (const std::int64_t k : {0, 16, 48, 496, 4080}) out.push_back(hi16 + k);
+  for (const std::int64_t k : {1, 2, 7, 8}) out.push_back(lo - k);
+  for (const std::int64_t k : {0, 16, 496}) out.push_back(lo16 - k);
+  out.erase(std::remove_if(out.begin(), out.end(), [&](std::int64_t d) { return d < 1 || (d >= lo && d <= hi); }),
+            out.end());
+  return out;
+}
+
+// Checks every product variant of `where`; returns how many (variant, op, type) triples were
+// checked. A variant whose can_implement() answers "no device" is not judged here.
+int check_declared_ranges(Memory where) {
+  using rmsnorm::DType;
+  static const rmsnorm::Op kOps[] = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
+                                     rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
+  int checked = 0;
+  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+    if (v.is_mutant() || v.memory != where) continue;
+    for (const rmsnorm::Op op : kOps) {
+      if (!v.supports(op)) continue;
+      for (const DType t : {DType::bf16, DType::f16, DType::f32}) {
+        bool judged = true;
+        for (const std::int64_t dim : outside_widths(v.min_dim_for(t), v.max_dim_for(t))) {
+          const rmsnorm::Status s = probe_width(v, op, t, dim);
+          if (s.code == rmsnorm::Status::Code::no_device) {
+            judged = false;
+            break;
+          }
+          INFO(v.name << " " << rmsnorm::to_string(op) << " " << rmsnorm::to_string(t) << " rows: declares "
+                      << v.min_dim_for(t) << " <= D <= " << v.max_dim_for(t) << ", accepted D = " << dim);
+          CHECK_FALSE(s.ok());
+        }
+        if (judged) ++checked;
+      }
+    }
+  }
+  return checked;
+}
+}  // namespace
+
+// Without a device this judges the host variants and the CUDA forward family (its checks read
+// the arguments only); the CUDA backward's checks ask for a device and are judged below.
+TEST_CASE("every product variant declines widths outside its declared D range", "[property]") {
+  const int checked = check_declared_ranges(Memory::host) + check_declared_ranges(Memory::device);
+  CHECK(checked > 0);
+}
+TEST_CASE("every CUDA product variant declines widths outside its declared D range (CUDA variants)",
+          "[property][gpu]") {
+  const rmsnorm::Status s = rmsnorm::device_status();
+  if (!s.ok()) FAIL("GPU check not run: " << s.reason);
+  CHECK(check_declared_ranges(Memory::device) > 0);
+}
+
 TEST_CASE("the layout properties draw vector-aligned and misaligned cases alike", "[property]") {
   for (const char* id : {"P8", "P15", "P18"}) {
     const PropertyInfo* p = properties::find_property(id);

@@ -64,12 +64,23 @@ float row_rstd(float sum, std::int64_t dim, float eps) {
   return 1.0f / std::sqrt(mean + eps);  // ε inside the root
 }
 
-Status can_implement_forward(const ForwardArgs& a) { return validate(a); }
-Status can_implement_backward(const BackwardArgs& a) { return validate(a); }
+// D <= 2^24, the declared range (Variant's default): the mean divides by D in fp32, and beyond
+// 2^24 not every width is an fp32 value (the CUDA variants decline those widths for the same
+// reason). Accepting them made the declared range a lie (the declared-range property, session 6).
+constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
+template <typename Args>
+Status within_range(const Args& a) {
+  Status s = validate(a);
+  if (s.ok() && a.dim > kMaxDim)
+    s = Status::fail(Status::Code::unsupported, "D > 2^24 (the mean divides by D in fp32)");
+  return s;
+}
+Status can_implement_forward(const ForwardArgs& a) { return within_range(a); }
+Status can_implement_backward(const BackwardArgs& a) { return within_range(a); }
 
 template <Mutant M>
 Status run_forward(const ForwardArgs& a) {
-  Status s = validate(a);
+  Status s = within_range(a);
   if (!s.ok()) return s;
   const std::int64_t D = a.dim;
   const bool add = a.o.data != nullptr;
@@ -148,7 +159,7 @@ Status run_forward(const ForwardArgs& a) {
 
 template <Mutant M>
 Status run_backward(const BackwardArgs& a) {
-  Status s = validate(a);
+  Status s = within_range(a);
   if (!s.ok()) return s;
   const std::int64_t D = a.dim;
   const bool add = a.dresidual.data != nullptr;
