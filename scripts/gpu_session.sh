@@ -4,7 +4,7 @@
 # a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, fuzz, bench_ab, peers, profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, props, fuzz, bench_ab, peers, profile
 B=build/gpu
 # The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
 # .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
@@ -46,6 +46,14 @@ if has shards; then
   SHARD_PID[corpus.replay.gpu]=$!
   for k in "${!SHARD_PID[@]}"; do wait ${SHARD_PID[$k]}; RESULT[shard_$k]=$?; done
   for f in "$OUT"/shard_*.log; do echo "$(basename $f): $(grep -E 'All tests passed|test cases:|assertions:|tests passed' $f | tail -1) $(grep -c 'skipped' $f) skipped"; done
+fi
+if has props && [ -x $B/properties/properties_suite ]; then
+  step props
+  # Chosen property-suite tests by Catch2 name pattern (PROPS; default: the declared-range check
+  # of the CUDA variants, whose backward half needs a device).
+  timeout ${PROPS_TIMEOUT:-300} $B/properties/properties_suite "${PROPS:-every CUDA product variant declines widths outside its declared D range*}" \
+    > "$OUT/props.log" 2>&1; RESULT[props]=$?
+  tail -4 "$OUT/props.log"
 fi
 if has corpus && [ -x $B/cli/rmsnorm-cert ]; then
   step corpus
