@@ -391,19 +391,56 @@ int check_declared_ranges(Memory where) {
   }
   return checked;
 }
+
+// The other half: each declared range is reached. At both ends of it (rounded inward to a
+// multiple of 16, so aligned-only variants take them), some op the variant claims accepts the
+// width for that row type. A range wider than what the variant takes would aim the generators'
+// draws at widths every case declines. Returns the (variant, type) pairs judged.
+int check_declared_edges(Memory where) {
+  using rmsnorm::DType;
+  static const rmsnorm::Op kOps[] = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
+                                     rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
+  int checked = 0;
+  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+    if (v.is_mutant() || v.memory != where) continue;
+    for (const DType t : {DType::bf16, DType::f16, DType::f32}) {
+      const std::int64_t lo = v.min_dim_for(t), hi = v.max_dim_for(t);
+      const std::int64_t lo16 = (lo + 15) / 16 * 16, hi16 = hi / 16 * 16;
+      for (const std::int64_t dim : {lo16, hi16}) {
+        if (dim < lo || dim > hi) continue;  // a range narrower than 16
+        bool accepted = false, judged = true;
+        std::string reasons;
+        for (const rmsnorm::Op op : kOps) {
+          if (!v.supports(op)) continue;
+          const rmsnorm::Status s = probe_width(v, op, t, dim);
+          if (s.code == rmsnorm::Status::Code::no_device) judged = false;
+          accepted = accepted || s.ok();
+          reasons += std::string("\n  ") + rmsnorm::to_string(op) + ": " + (s.ok() ? "ok" : s.reason);
+        }
+        if (!judged) break;
+        INFO(v.name << " " << rmsnorm::to_string(t) << " rows at D = " << dim << " (declared " << lo << " <= D <= " << hi
+                    << "):" << reasons);
+        CHECK(accepted);
+        ++checked;
+      }
+    }
+  }
+  return checked;
+}
 }  // namespace
 
 // Without a device this judges the host variants and the CUDA forward family (its checks read
 // the arguments only); the CUDA backward's checks ask for a device and are judged below.
-TEST_CASE("every product variant declines widths outside its declared D range", "[property]") {
-  const int checked = check_declared_ranges(Memory::host) + check_declared_ranges(Memory::device);
-  CHECK(checked > 0);
+TEST_CASE("every product variant declines widths outside its declared D range and takes both ends of it", "[property]") {
+  CHECK(check_declared_ranges(Memory::host) + check_declared_ranges(Memory::device) > 0);
+  CHECK(check_declared_edges(Memory::host) + check_declared_edges(Memory::device) > 0);
 }
-TEST_CASE("every CUDA product variant declines widths outside its declared D range (CUDA variants)",
+TEST_CASE("every CUDA product variant declines widths outside its declared D range and takes both ends of it (CUDA variants)",
           "[property][gpu]") {
   const rmsnorm::Status s = rmsnorm::device_status();
   if (!s.ok()) FAIL("GPU check not run: " << s.reason);
   CHECK(check_declared_ranges(Memory::device) > 0);
+  CHECK(check_declared_edges(Memory::device) > 0);
 }
 
 TEST_CASE("the layout properties draw vector-aligned and misaligned cases alike", "[property]") {
