@@ -307,6 +307,15 @@ bool vector_aligned(const harness::Case& c) {
 // backward_streams_f32_wide_no_launch.case.)
 // ---------------------------------------------------------------------------------------------
 namespace {
+constexpr rmsnorm::Op kAllOps[] = {rmsnorm::Op::forward,  rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
+                                   rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
+// f(v) for every product (non-mutant) variant of `where`.
+template <typename F>
+void for_each_product(Memory where, F&& f) {
+  for (const rmsnorm::Variant& v : rmsnorm::registry())
+    if (!v.is_mutant() && v.memory == where) f(v);
+}
+
 // can_implement() of v for op on dense rows of width `dim` (R = 4, row type t, g of type t, FP8
 // outputs for the FP8 ops, dg and its workspace for the backward). The pointers are 64 GiB apart
 // and 16-byte aligned; can_implement() never dereferences them.
@@ -366,12 +375,9 @@ std::vector<std::int64_t> outside_widths(std::int64_t lo, std::int64_t hi) {
 // checked. A variant whose can_implement() answers "no device" is not judged here.
 int check_declared_ranges(Memory where) {
   using rmsnorm::DType;
-  static const rmsnorm::Op kOps[] = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
-                                     rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
   int checked = 0;
-  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
-    if (v.is_mutant() || v.memory != where) continue;
-    for (const rmsnorm::Op op : kOps) {
+  for_each_product(where, [&](const rmsnorm::Variant& v) {
+    for (const rmsnorm::Op op : kAllOps) {
       if (!v.supports(op)) continue;
       for (const DType t : {DType::bf16, DType::f16, DType::f32}) {
         bool judged = true;
@@ -388,7 +394,7 @@ int check_declared_ranges(Memory where) {
         if (judged) ++checked;
       }
     }
-  }
+  });
   return checked;
 }
 
@@ -398,11 +404,8 @@ int check_declared_ranges(Memory where) {
 // draws at widths every case declines. Returns the (variant, type) pairs judged.
 int check_declared_edges(Memory where) {
   using rmsnorm::DType;
-  static const rmsnorm::Op kOps[] = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant,
-                                     rmsnorm::Op::add_forward_quant, rmsnorm::Op::backward, rmsnorm::Op::add_backward};
   int checked = 0;
-  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
-    if (v.is_mutant() || v.memory != where) continue;
+  for_each_product(where, [&](const rmsnorm::Variant& v) {
     for (const DType t : {DType::bf16, DType::f16, DType::f32}) {
       const std::int64_t lo = v.min_dim_for(t), hi = v.max_dim_for(t);
       const std::int64_t lo16 = (lo + 15) / 16 * 16, hi16 = hi / 16 * 16;
@@ -410,7 +413,7 @@ int check_declared_edges(Memory where) {
         if (dim < lo || dim > hi) continue;  // a range narrower than 16
         bool accepted = false, judged = true;
         std::string reasons;
-        for (const rmsnorm::Op op : kOps) {
+        for (const rmsnorm::Op op : kAllOps) {
           if (!v.supports(op)) continue;
           const rmsnorm::Status s = probe_width(v, op, t, dim);
           if (s.code == rmsnorm::Status::Code::no_device) judged = false;
@@ -424,7 +427,7 @@ int check_declared_edges(Memory where) {
         ++checked;
       }
     }
-  }
+  });
   return checked;
 }
 }  // namespace
