@@ -15,6 +15,7 @@
 #include "budget.h"
 #include "generators.h"
 #include "harness/catch.h"
+#include "harness/probe_args.h"
 #include "rc_support.h"
 #include "rmsnorm/variant.h"
 
@@ -317,44 +318,17 @@ void for_each_product(Memory where, F&& f) {
 }
 
 // can_implement() of v for op on dense rows of width `dim` (R = 4, row type t, g of type t, FP8
-// outputs for the FP8 ops, dg and its workspace for the backward). The pointers are 64 GiB apart
-// and 16-byte aligned; can_implement() never dereferences them.
+// outputs for the FP8 ops, dg and its workspace for the backward where the variant sizes one;
+// harness/probe_args.h).
 rmsnorm::Status probe_width(const rmsnorm::Variant& v, rmsnorm::Op op, rmsnorm::DType t, std::int64_t dim) {
   using rmsnorm::Op;
-  auto at = [](std::uintptr_t k) { return reinterpret_cast<void*>(k << 36); };
   const std::int64_t rows = 4;
   const bool add = op == Op::add_forward || op == Op::add_forward_quant || op == Op::add_backward;
-  if (op != Op::backward && op != Op::add_backward) {
-    const bool quant = op == Op::forward_quant || op == Op::add_forward_quant;
-    rmsnorm::ForwardArgs a;
-    a.rows = rows;
-    a.dim = dim;
-    a.x = {at(1), t, dim};
-    if (add) a.o = {at(2), t, dim};
-    a.y = {at(3), quant ? rmsnorm::DType::e4m3 : t, dim};
-    a.g = at(4);
-    a.g_type = t;
-    a.rstd = static_cast<float*>(at(5));
-    if (quant) {
-      a.quant = rmsnorm::Quant::dynamic_token;
-      a.scale = static_cast<float*>(at(6));
-    }
-    return v.can_implement_forward(a);
-  }
-  rmsnorm::BackwardArgs a;
-  a.rows = rows;
-  a.dim = dim;
-  a.x = {at(1), t, dim};
-  a.dy = {at(2), t, dim};
-  a.dx = {at(3), t, dim};
-  if (add) a.dresidual = {at(4), t, dim};
-  a.g = at(5);
-  a.g_type = t;
-  a.rstd = static_cast<const float*>(at(6));
-  a.dg = at(7);
-  a.workspace = at(8);
-  a.workspace_bytes = v.workspace_bytes ? v.workspace_bytes(rows, dim) : 0;
-  return v.can_implement_backward(a);
+  if (op == Op::backward || op == Op::add_backward)
+    return v.can_implement_backward(
+        harness::probe_backward(t, rows, dim, add, v.workspace_bytes ? v.workspace_bytes(rows, dim) : 0));
+  const bool fp8 = op == Op::forward_quant || op == Op::add_forward_quant;
+  return v.can_implement_forward(harness::probe_forward(t, rows, dim, fp8, add));
 }
 
 // Widths just outside [lo, hi]: next to the edges, and multiples of 16 (16-byte rows for every

@@ -7,29 +7,15 @@
 #include <string>
 
 #include "harness/catch.h"
+#include "harness/probe_args.h"
 #include "rmsnorm/variant.h"
 
 namespace {
 
 using rmsnorm::DType;
-using rmsnorm::Quant;
 
 std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
-  auto at = [](std::uintptr_t k) { return reinterpret_cast<void*>(k << 36); };  // 64 GiB apart: no overlap
-  rmsnorm::ForwardArgs a;
-  a.rows = rows;
-  a.dim = dim;
-  a.x = {at(1), x, dim};
-  if (add) a.o = {at(2), x, dim};
-  a.y = {at(3), fp8 ? DType::e4m3 : x, dim};
-  a.g = at(4);
-  a.g_type = x;
-  a.rstd = static_cast<float*>(at(5));
-  if (fp8) {
-    a.quant = Quant::dynamic_token;
-    a.scale = static_cast<float*>(at(6));
-  }
-  const rmsnorm::Variant* v = rmsnorm::pick_forward(a, rmsnorm::Memory::device);
+  const rmsnorm::Variant* v = rmsnorm::pick_forward(harness::probe_forward(x, rows, dim, fp8, add), rmsnorm::Memory::device);
   return v ? v->name : std::string("none");
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/catch.h"
+#include "harness/probe_args.h"
 #include "harness/run.h"
 #include "oracle/oracle.h"
 #include "rmsnorm/formats.h"
@@ -360,18 +361,8 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
 // that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
 // the arguments point at distinct aligned addresses that no one dereferences, dg not wanted.
 TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]") {
-  auto at = [](std::uintptr_t mib) { return reinterpret_cast<void*>(mib << 20); };
   auto pick = [&](DType x, std::int64_t rows, std::int64_t dim) {
-    rmsnorm::BackwardArgs a;
-    a.rows = rows;
-    a.dim = dim;
-    a.x = {at(1024), x, dim};
-    a.dy = {at(2048), x, dim};
-    a.dx = {at(3072), x, dim};
-    a.g = at(4096);
-    a.g_type = x;
-    a.rstd = static_cast<const float*>(at(5120));
-    const rmsnorm::Variant* v = rmsnorm::pick_backward(a, rmsnorm::Memory::device);
+    const rmsnorm::Variant* v = rmsnorm::pick_backward(harness::probe_backward(x, rows, dim), rmsnorm::Memory::device);
     return v ? v->name : std::string("none");
   };
   CHECK(pick(DType::bf16, 512, 2048) == "bwd.staged_streams.vec8");
