@@ -166,6 +166,7 @@ template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAl
 __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? kProgramsPerSM : 1) backward_fused_kernel(Params<T, G> p) {
   static_assert(kRows == 1 || kThreads / kRows == kWarp, "several rows per block means one warp per row");
   static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block shape");
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kGroup = kThreads / kRows;  // threads of one row stream
   // Prefetch only where it fits in the registers (16-bit types, one chunk per thread).
   constexpr bool kPrefetch = kChunks == 1 && sizeof(T) == 2;
@@ -186,6 +187,36 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
   for (int k = 0; k < kChunks; ++k)
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+
+  // The weights of this thread's columns, loaded once per program and held (they are the same
+  // for every row; M20, the weight picked by the row, loads them per row): the per-row form
+  // loaded and converted them twice per row, element by element on misaligned rows (ncu,
+  // session 6, bwd.persistent_rows at 32768 x 1025: 78 instructions per element). Up to two
+  // chunks per thread (16 fp32 registers); the 4-chunk form keeps the per-row loads, and so do
+  // the mutants (M20 picks the weight by row; M11's fp32 forms spill at the 64-register caps).
+  constexpr bool kHoldW = kChunks <= 2 && M == Mutant::none;
+  [[maybe_unused]] float w_held[kHoldW ? kChunks : 1][kChunk];
+  if constexpr (kHoldW) {
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k) {
+      const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
+      if (c < nchunks) {
+        chunk_weights<T, G, kAligned, M>(p, 0, c, w_held[k]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) w_held[k][j] = 0.0f;
+      }
+    }
+  }
+  // The weights of chunk k (column chunk c) for this row.
+  auto weights = [&](int k, std::int64_t row_, std::int64_t c, float (&w)[kChunk]) {
+    if constexpr (kHoldW) {
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) w[j] = w_held[k][j];
+    } else {
+      chunk_weights<T, G, kAligned, M>(p, row_, c, w);
+    }
+  };
 
   Chunk<T> xc[kChunks], dyc[kChunks];
   float r = 0.0f;
@@ -239,7 +270,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
         const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
         if (c < nchunks) {
           float w[kChunk];
-          chunk_weights<T, G, kAligned, M>(p, row, c, w);
+          weights(k, row, c, w);
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) accumulate(k, j, w);
         }
@@ -250,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
         const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
         if (c < nchunks) {
           float w[kChunk];
-          chunk_weights<T, G, kAligned, M>(p, row, c, w);
+          weights(k, row, c, w);
 #pragma unroll
           for (int j = kChunk - 1; j >= 0; --j) accumulate(k, j, w);
         }
@@ -270,7 +301,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
       const std::int64_t c = t + static_cast<std::int64_t>(k) * kGroup;
       if (c < nchunks) {
         float w[kChunk];
-        chunk_weights<T, G, kAligned, M>(p, row, c, w);
+        weights(k, row, c, w);
         float out[kChunk];
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) {
@@ -319,6 +350,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
 template <typename T, typename G, bool kAligned>
 __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Params<T, G> p) {
   constexpr Mutant M = Mutant::none;
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   __shared__ float reduce_buf[2][kWarp];
   const std::int64_t dim = p.dim;
   const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
@@ -379,6 +411,10 @@ __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Para
 // Stage 2: dg_i = Σ_p partials[p, i] for p < nparts, in a fixed order: lane q of a column adds
 // rows q, q+16, … sequentially (ceil(nparts/16) terms), then the 16 lanes meet in a 4-level
 // tree. Declared: per_thread ceil(P/16), tree_depth 4 (added to the stage-1 chain).
+// Launched as stage 1's programmatic dependent (launch_stage2): it waits for stage 1 here.
+// The loads of a lane are issued kStage2Batch at a time, then added in row order: the same
+// chain, with one memory round trip per batch instead of one per partial row.
+inline constexpr int kStage2Batch = 8;
 template <typename Out>
 __global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
     dg_column_sum_kernel(const float* partials, std::int64_t nparts, std::int64_t dim, Out* dg) {
@@ -386,9 +422,19 @@ __global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
   const int cx = static_cast<int>(threadIdx.x) % kColsPerStage2Block;
   const int q = static_cast<int>(threadIdx.x) / kColsPerStage2Block;
   const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kColsPerStage2Block + cx;
+  wait_prerequisite_grids();
   float v = -0.0f;
-  if (col < dim)
-    for (std::int64_t pr = q; pr < nparts; pr += kStage2Lanes) v += partials[pr * dim + col];
+  if (col < dim) {
+    std::int64_t pr = q;
+    for (; pr + (kStage2Batch - 1) * kStage2Lanes < nparts; pr += kStage2Batch * kStage2Lanes) {
+      float b[kStage2Batch];
+#pragma unroll
+      for (int k = 0; k < kStage2Batch; ++k) b[k] = partials[(pr + k * kStage2Lanes) * dim + col];
+#pragma unroll
+      for (int k = 0; k < kStage2Batch; ++k) v += b[k];
+    }
+    for (; pr < nparts; pr += kStage2Lanes) v += partials[pr * dim + col];
+  }
   lanes[q][cx] = v;
   __syncthreads();
 #pragma unroll

@@ -152,10 +152,21 @@ inline Status can_implement(const BackwardArgs& a, bool mutant) {
 }
 
 template <typename Out>
-inline void launch_stage2(const float* partials, std::int64_t nparts, std::int64_t dim, void* dg, cudaStream_t st) {
+inline cudaError_t launch_stage2(const float* partials, std::int64_t nparts, std::int64_t dim, void* dg, cudaStream_t st) {
   const auto blocks = static_cast<unsigned>(ceil_div(dim, kColsPerStage2Block));
-  dg_column_sum_kernel<Out><<<blocks, kColsPerStage2Block * kStage2Lanes, 0, st>>>(partials, nparts, dim,
-                                                                                   static_cast<Out*>(dg));
+  // A programmatic dependent of stage 1 (allow_dependent_launch / wait_prerequisite_grids): its
+  // launch overlaps stage 1's last rows; it reads the partials only after stage 1 completed.
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(blocks, 1, 1);
+  cfg.blockDim = dim3(kColsPerStage2Block * kStage2Lanes, 1, 1);
+  cfg.dynamicSmemBytes = 0;
+  cfg.stream = st;
+  cudaLaunchAttribute attr[1] = {};
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, dg_column_sum_kernel<Out>, partials, nparts, dim, static_cast<Out*>(dg));
 }
 
 template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
@@ -236,11 +247,16 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
   Status s = launch_status("backward stage 1");
   if (!s.ok() || !want_dg) return s;
   const std::int64_t nparts = M == Mutant::M10_dg_float_atomics ? 1 : grid;
+  cudaError_t e = cudaSuccess;
   switch (a.dg_type) {
-    case DType::f32: launch_stage2<float>(ws, nparts, a.dim, a.dg, st); break;
-    case DType::f16: launch_stage2<__half>(ws, nparts, a.dim, a.dg, st); break;
-    case DType::bf16: launch_stage2<__nv_bfloat16>(ws, nparts, a.dim, a.dg, st); break;
+    case DType::f32: e = launch_stage2<float>(ws, nparts, a.dim, a.dg, st); break;
+    case DType::f16: e = launch_stage2<__half>(ws, nparts, a.dim, a.dg, st); break;
+    case DType::bf16: e = launch_stage2<__nv_bfloat16>(ws, nparts, a.dim, a.dg, st); break;
     default: return Status::fail(Status::Code::unsupported, "dg type");
+  }
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::fail(Status::Code::launch_failed, std::string("backward stage 2 (dg column sum): ") + cudaGetErrorString(e));
   }
   return launch_status("backward stage 2 (dg column sum)");
 }

@@ -84,6 +84,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
     backward_staged_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
   constexpr Mutant M = Mutant::none;
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];
   __shared__ float reduce_buf[2][ROWS][kWarp];
