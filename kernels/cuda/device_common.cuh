@@ -212,6 +212,13 @@ __device__ __forceinline__ void store_chunk(T* p, const Chunk<T>& c) {
 // the copy). Only addresses inside the tensors are named.
 inline constexpr int kL2Line = 128;
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// The lines of a row [row, row + bytes) a block will read next: thread t of n asks for lines
+// t, t + n, ... (fwd.large_d and fwd.realigned_row on their persistent grids).
+__device__ __forceinline__ void prefetch_row_l2(const void* row, std::int64_t bytes, int t, int n) {
+  const char* base = static_cast<const char*>(row);
+  for (std::int64_t off = static_cast<std::int64_t>(t) * kL2Line; off < bytes; off += static_cast<std::int64_t>(n) * kL2Line)
+    prefetch_l2(base + off);
+}
 
 // Programmatic dependent launch (sm_90; elsewhere these compile to nothing). A kernel that calls
 // allow_dependent_launch() lets the next kernel of its stream, launched with the programmatic

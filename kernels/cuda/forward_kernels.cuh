@@ -606,6 +606,22 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
         for (int j = 0; j < kChunk; ++j) ss.add(a[j]);
       }
     }
+    // fwd.large_d's grid is persistent (as many blocks as fit at once): the head of the block's
+    // next row goes to L2 now, its loads overlapping this row's reduction and stores. Only the
+    // head, the bytes of pass 1's first step (64 KB of x; 32 KB each of x and o): that is what
+    // the next row waits on first, and whole rows (128 KB per SM at D = 65536, 17 MB on the
+    // device) were evicted before use, doubling the DRAM reads (H200, session 7: forward
+    // D = 65536 0.82 -> 0.63 of the copy with whole rows; D = 32768 0.80 -> 0.91).
+    if constexpr (THREADS == kSmemThreads) {
+      if (row + gridDim.x < p.rows) {
+        const std::int64_t next = row + gridDim.x;
+        constexpr std::int64_t kHead = std::int64_t{kSmemUnroll<T, kAdd>} * THREADS * kVecBytes;
+        const std::int64_t head = std::min<std::int64_t>(D * static_cast<std::int64_t>(sizeof(T)), kHead);
+        prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next, p.x_stride, D, sizeof(T)), head, t, THREADS);
+        if constexpr (kAdd)
+          prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next, p.o_stride, D, sizeof(T)), head, t, THREADS);
+      }
+    }
     const float total = block_sum<kBarrier>(ss.acc, sum_partials);  // its barrier also publishes the cache
     const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
@@ -751,7 +767,7 @@ inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / st
 // x (and o) are copied into shared memory first, each thread reads its elements from there, and
 // y (and the fused add's residual) is written to shared memory and stored from there. An
 // element access moves 2 bytes of a 16-bit row per thread and instruction; a vector 16.
-template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, bool kRealign = false>
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, bool kRealign = false, bool kPersistent = false>
 __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params p) {
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   constexpr int K = kElementSlots;
@@ -768,8 +784,21 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
 
   // One block per row (the launcher checks R < 2^31): nothing is carried from row to row, so
   // no per-slot address arithmetic is hoisted out of a row loop and held in registers.
-  const std::int64_t row = blockIdx.x;
-  {
+  // kPersistent (fwd.realigned_row): a grid of a few blocks per SM walks the rows blockIdx.x +
+  // k·gridDim.x with the row's weights held in registers from the start (16 fp32 per thread):
+  // a row of the one-block-per-row form paid a global load, a conversion and the convention per
+  // element for its weights, and a block launch (ncu, session 6: 60 instructions per element at
+  // D = 1025, 0.45 of the copy). Same mapping, order and arithmetic: the same bits.
+  static_assert(!kPersistent || (kRealign && M == Mutant::none), "persistent rows: the realigned product only");
+  [[maybe_unused]] float w_held[kPersistent ? K : 1];
+  if constexpr (kPersistent) {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const int j = t + k * B;
+      w_held[k] = (weighted && j < D) ? effective_weight(to_float(g[j]), p.convention) : 1.0f;
+    }
+  }
+  auto row_body = [&](const std::int64_t row) {
     static_assert(!kRealign || M == Mutant::none, "realigned rows: the product only");
     // kRealign: two row buffers of realign_buffer_bytes(D, sizeof(T)) in dynamic shared memory
     // (x, then the residual or y; o, then y under the fused add).
@@ -782,6 +811,14 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
     if constexpr (kRealign) {
       lead_x = realign_load(buf_a, xr, D, t, B);
       if constexpr (kAdd) lead_o = realign_load(buf_b, orow, D, t, B);
+      if constexpr (kPersistent) {  // the block's next row into L2, behind this row's loads
+        if (row + gridDim.x < p.rows) {
+          const std::int64_t next = row + gridDim.x;
+          prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next, p.x_stride, D, sizeof(T)), D * sizeof(T), t, B);
+          if constexpr (kAdd)
+            prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next, p.o_stride, D, sizeof(T)), D * sizeof(T), t, B);
+        }
+      }
       __syncthreads();
     }
     float h[K];
@@ -846,10 +883,13 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
     for (int k = 0; k < K; ++k) {
       const int j = t + k * B;
       float w = 1.0f;
-      if (weighted && j < D)
+      if constexpr (kPersistent) {
+        w = w_held[k];
+      } else if (weighted && j < D) {
         w = effective_weight(
             to_float(g[M == Mutant::M20_weight_by_row ? static_cast<int>(static_cast<unsigned>(row) % static_cast<unsigned>(D)) : j]),
             p.convention);
+      }
       y[k] = y_of<T, M>(h[k], r, w, p.convention);
     }
 
@@ -923,6 +963,16 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
         realign_store(qr, buf_q, D, t, B);
       }
     }
+  };
+  if constexpr (kPersistent) {
+    for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
+      row_body(row);
+      // The next row's copies overwrite the buffers this row's stores read, and its reductions
+      // reuse the partials.
+      __syncthreads();
+    }
+  } else {
+    row_body(blockIdx.x);
   }
 }
 

@@ -415,6 +415,20 @@ Status run_staged_rows(const ForwardArgs& a) {
   return launch_status("fwd.staged_rows");
 }
 
+// A persistent grid for `kernel`: as many blocks as fit on the device at once (its registers,
+// `smem` bytes of dynamic shared memory, `threads` threads each), at most R; each block walks
+// rows blockIdx.x + k·grid.
+template <typename Kernel>
+cudaError_t persistent_grid(Kernel kernel, int threads, std::size_t smem, std::int64_t rows, std::int64_t& grid) {
+  int per_sm = 0, dev = 0, sms = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
+  if (e == cudaSuccess) e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess && per_sm < 1) e = cudaErrorInvalidConfiguration;  // no block fits an SM
+  grid = std::min<std::int64_t>(rows, static_cast<std::int64_t>(per_sm) * sms);
+  return e;
+}
+
 // Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,
 // or with `blocks_per_sm` blocks per SM their share of the SM's shared memory, less the kernel's
 // static shared memory and the 1 KB the runtime reserves per block. Rows longer than the cache
@@ -426,6 +440,18 @@ inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
   if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) return 0;
   const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
   return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
+}
+
+// Where fwd.large_d runs on its persistent grid with the next row's head prefetched (H200,
+// session 7, bf16, R = 4096-32768, A/B against a block per row): the plain forward at D = 32768
+// (64 KB rows) 0.77-0.80 -> 0.86-0.91 of the copy, add + FP8 at D = 65536 0.57-0.59 -> 0.60-0.75,
+// FP8 at D = 65536 0.44-0.45 -> 0.46-0.48, the fused add within 3 %; but the plain forward at
+// D = 65536 (128 KB rows) 0.79-0.82 -> 0.69-0.70 (0.63 with whole rows prefetched); why was not
+// measured. So the plain forward of rows over 64 KB keeps a block per row.
+inline constexpr std::int64_t kLargeDPlainPersistentMaxRowBytes = 64 * 1024;
+inline bool large_d_persistent(const ForwardArgs& a) {
+  const bool plain = a.quant == Quant::none && a.o.data == nullptr;
+  return !plain || a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPlainPersistentMaxRowBytes;
 }
 
 // fwd.large_d (1024 threads, one block per SM) and fwd.large_d_pair (512 threads, two).
@@ -445,12 +471,19 @@ Status launch_large_d(const ForwardArgs& a, Path path) {
     const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
     const std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
     auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    // fwd.large_d: a persistent grid, each block prefetching the head of its next row (the
+    // kernel's loop), except the plain forward of rows over 64 KB, which keeps a block per row.
+    // fwd.large_d_pair: a block per row (its two blocks per SM overlap already).
+    std::int64_t grid = a.rows;
+    if constexpr (THREADS == kSmemThreads) {
+      if (e == cudaSuccess && large_d_persistent(a)) e = persistent_grid(kernel, THREADS, bytes, a.rows, grid);
+    }
     if (e != cudaSuccess) {
-      result = Status::fail(Status::Code::launch_failed, who + ": cudaFuncSetAttribute: " + cudaGetErrorString(e));
+      result = Status::fail(Status::Code::launch_failed, who + ": launch shape: " + cudaGetErrorString(e));
       return;
     }
-    kernel<<<grid_for(a.rows), THREADS, bytes, s>>>(p, cache_chunks);
+    kernel<<<grid_for(grid), THREADS, bytes, s>>>(p, cache_chunks);
   });
   if (!result.ok()) return result;
   return launch_status(who.c_str());
@@ -542,15 +575,24 @@ Status run_realigned_row(const ForwardArgs& a) {
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     const std::size_t bytes = 2 * static_cast<std::size_t>(realign_buffer_bytes(a.dim, sizeof(T)));
-    auto kernel = fwd_element_kernel<T, G, kQ, kA, M, true>;
-    if (bytes > 48 * 1024) {
-      const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
-      if (e != cudaSuccess) {
-        result = Status::fail(Status::Code::launch_failed, std::string("fwd.realigned_row: cudaFuncSetAttribute: ") + cudaGetErrorString(e));
-        return;
-      }
+    // The plain forward runs on a persistent grid with its weights held in registers; the fused
+    // add and FP8 forms keep a block per row: held weights cost them occupancy (87-111
+    // registers) and the persistent form ran 4-51 % slower there (H200, session 7, bf16,
+    // D = 1025-8191, R = 32768), where the plain forward ran 7-17 % faster.
+    constexpr bool kPersist = !kQ && !kA;
+    auto kernel = fwd_element_kernel<T, G, kQ, kA, M, true, kPersist>;
+    const int threads = element_threads(a.dim);
+    cudaError_t e = cudaSuccess;
+    if (bytes > 48 * 1024) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+    std::int64_t grid = a.rows;
+    if constexpr (kPersist) {
+      if (e == cudaSuccess) e = persistent_grid(kernel, threads, bytes, a.rows, grid);
     }
-    kernel<<<grid_for(a.rows), element_threads(a.dim), bytes, s>>>(p);
+    if (e != cudaSuccess) {
+      result = Status::fail(Status::Code::launch_failed, std::string("fwd.realigned_row: launch shape: ") + cudaGetErrorString(e));
+      return;
+    }
+    kernel<<<grid_for(grid), threads, bytes, s>>>(p);
   });
   if (!result.ok()) return result;
   return launch_status("fwd.realigned_row");

@@ -417,6 +417,64 @@ TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu
   CHECK(runs > 500);
 }
 
+// fwd.large_d and the plain forward of fwd.realigned_row run persistent grids (a block walks
+// rows blockIdx.x + k·grid, prefetching its next row into L2; realigned_row holds its weights
+// across rows): with R several times the grid every block runs several rows, so what a row
+// leaves behind (the shared-memory cache, the reduction partials, the held weights) would show
+// in the next one. Each run passes the oracle; realigned_row also equals fwd.element_row (its
+// kernel with one block per row) bit for bit.
+TEST_CASE("forward: persistent grids with several rows per block match the oracle: fwd.large_d and fwd.realigned_row", "[gpu]") {
+  const rmsnorm::Variant* large = rmsnorm::find_variant("fwd.large_d");
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+  const rmsnorm::Variant* element = rmsnorm::find_variant("fwd.element_row");
+  REQUIRE(large != nullptr);
+  REQUIRE(realigned != nullptr);
+  REQUIRE(element != nullptr);
+  struct Shape {
+    const rmsnorm::Variant* v;
+    std::int64_t dim, rows;
+    DType t;
+    Quant quant;
+    bool add;
+    int x_offset;  // elements: a misaligned base for realigned_row
+  };
+  // fwd.large_d: 1 block per SM (132 on an H200), so 300 rows give each block 2-3. The plain
+  // forward of 128 KB rows keeps a block per row (large_d_persistent): 65536 bf16 is the control.
+  // fwd.realigned_row: up to 21 blocks of 96 threads per SM at D = 1025 (2772), so 6000 rows.
+  const Shape shapes[] = {
+      {large, 20000, 300, DType::bf16, Quant::none, false, 0},   {large, 32768, 300, DType::f16, Quant::none, true, 0},
+      {large, 65536, 300, DType::bf16, Quant::dynamic_token, false, 0}, {large, 16384, 300, DType::f32, Quant::per_block, true, 0},
+      {large, 65536, 150, DType::bf16, Quant::none, false, 0},   {realigned, 1025, 6000, DType::bf16, Quant::none, false, 1},
+      {realigned, 8191, 2000, DType::f16, Quant::none, false, 3}, {realigned, 4097, 3000, DType::f32, Quant::none, false, 0},
+  };
+  for (const Shape& sh : shapes) {
+    if (!selected(sh.v->name)) continue;
+    Spec s;
+    s.dim = sh.dim;
+    s.rows = sh.rows;
+    s.x = s.g = sh.t;
+    s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
+    s.quant = sh.quant;
+    s.add = sh.add;
+    s.seed = ++g_seed_counter;
+    harness::Layout l;
+    l.x_offset = l.y_offset = sh.x_offset;
+    const oracle::ForwardCase c = make_case(s);
+    const harness::Outcome out = harness::run_forward(*sh.v, c, l);
+    INFO(sh.v->name << " " << s.describe() << " layout[" << l.to_string() << "]: " << out.summary());
+    REQUIRE(out.status.ok());
+    CHECK(out.pass());
+    if (sh.v == realigned) {
+      const auto ref = harness::execute_forward(*element, c, l);
+      REQUIRE(ref.status.ok());
+      const auto run = harness::execute_forward(*realigned, c, l);
+      REQUIRE(run.status.ok());
+      CHECK(run.result.y == ref.result.y);
+      CHECK(run.result.rstd == ref.result.rstd);
+    }
+  }
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
