@@ -9,7 +9,7 @@
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
 //   bwd.cluster_rows.vec8     aligned rows of 16384 < D ≤ 65536 (fp32: 8192 < D): one row over an
-//                             8-CTA thread-block cluster, each CTA a column slice in registers,
+//                             4-CTA thread-block cluster, each CTA a column slice in registers,
 //                             the row sum exchanged through distributed shared memory
 //                             (backward_cluster.cuh).
 //   bwd.persistent_rows.vec8  P = 2·SMs persistent programs; a row stays in registers between its
@@ -90,7 +90,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,
       kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
   add("bwd.cluster_rows.vec8",
-      "one row over an 8-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
+      "one row over a 4-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.persistent_rows.vec8",

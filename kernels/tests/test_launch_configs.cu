@@ -80,11 +80,18 @@ int main() {
     const std::int64_t cluster_min = elem == 2 ? kClusterMinDim16 : kClusterMinDim32;
     for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d) {
       const std::string at = "cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      const std::int64_t slice = cluster_slice_chunks(d);
-      const int threads = cluster_threads(d);
-      if (threads % 32 != 0 || threads > kClusterMaxThreads || threads < slice) fail(at + ": threads " + std::to_string(threads));
-      if (slice * kClusterCtas * kChunk < d) fail(at + ": the row is not covered");
-      if (cluster_row_shape(d).per_thread < std::min<std::int64_t>(kChunk, d)) fail(at + ": declared chain too short");
+      const ClusterShape cs = elem == 2 ? kCluster16 : kCluster32;
+      const std::int64_t slice = cluster_slice_chunks(d, cs);
+      const int threads = cluster_threads(d, cs);
+      if (threads % 32 != 0 || threads > kClusterMaxThreads || std::int64_t{threads} * cs.slots < slice)
+        fail(at + ": threads " + std::to_string(threads));
+      if (slice * cs.ctas * kChunk < d) fail(at + ": the row is not covered");
+      // A thread chains at most slots x 8 elements; the declared chain covers it, and the
+      // declared tree covers the block's warps and the cluster's CTAs.
+      const rmsnorm::AccumShape s = cluster_row_shape(d);
+      if (s.per_thread < std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, d)) fail(at + ": declared chain too short");
+      if (s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(threads / 32) + rmsnorm::cuda::ceil_log2(cs.ctas))
+        fail(at + ": declared tree too shallow");
       ++checked;
     }
   }
