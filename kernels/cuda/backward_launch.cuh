@@ -125,8 +125,6 @@ inline Status can_implement(const BackwardArgs& a, bool mutant) {
   using Code = Status::Code;
   Status s = validate(a);
   if (!s.ok()) return s;
-  if (a.convention == Convention::llama)
-    return Status::fail(Code::unsupported, "backward of the llama convention (two roundings) is not implemented");
   if (a.dim > kMaxDim) return Status::fail(Code::unsupported, "D > 2^24 (c = s/D divides by D in fp32)");
   if (mutant && a.dim > kMaxFusedDim)
     return Status::fail(Code::unsupported, "mutant variants run only the register-resident path (D <= 8192)");
@@ -229,6 +227,8 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
       p.sdres = a.dresidual.stride;
       p.rows = a.rows;
       p.dim = a.dim;
+      // llama's two roundings are the forward's; its gradient is the exact function's, the
+      // standard one (SPEC §3 Backward; the oracle and host.reference read it so).
       p.weight = a.convention == Convention::gemma       ? WeightMode::gemma
                  : a.convention == Convention::no_weight ? WeightMode::none
                                                          : WeightMode::standard;

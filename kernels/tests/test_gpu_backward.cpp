@@ -296,6 +296,36 @@ TEST_CASE("in place: dx written over dy equals the out-of-place result", "[gpu]"
     }
 }
 
+// The llama convention rounds twice in the forward only; the backward is the gradient of the
+// exact function, which is the standard convention's: within the oracle's bound, and bit for bit
+// the standard run of the same inputs (aligned rows, the element path and the fused add).
+TEST_CASE("the llama convention's backward is the standard one, bit for bit", "[gpu]") {
+  for (const rmsnorm::Variant* v : device_backward_variants()) {
+    int ran = 0;
+    for (std::int64_t d : {std::int64_t{1025}, std::int64_t{4096}, std::int64_t{12288}, std::int64_t{40000}}) {
+      Spec s;
+      s.rows = d > 16384 ? 9 : 65;
+      s.dim = d;
+      s.add = d == 4096;
+      s.conv = Convention::llama;
+      s.seed = seed_of(static_cast<std::uint64_t>(d), 61, 0);
+      if (!require_pass(*v, s, harness::Layout{})) continue;
+      ++ran;
+      Spec standard = s;
+      standard.conv = Convention::standard;
+      const harness::RawBackward a = harness::execute_backward(*v, make_case(s), harness::Layout{});
+      const harness::RawBackward b = harness::execute_backward(*v, make_case(standard), harness::Layout{});
+      INFO("variant=" << v->name << " " << s.describe());
+      REQUIRE(a.status.ok());
+      REQUIRE(b.status.ok());
+      REQUIRE(a.result.dx == b.result.dx);
+      REQUIRE(a.result.dg == b.result.dg);
+    }
+    INFO("variant=" << v->name);
+    CHECK(ran > 0);
+  }
+}
+
 TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
   for (const rmsnorm::Variant* v : device_backward_variants()) {
     Spec s;
