@@ -36,13 +36,18 @@ if has shards; then
   # each, side by side on this GPU: the oracle's checks are host work), the forward one and the
   # GPU corpus replay beside them. A shard's skipped big case (device memory) is reported.
   declare -A SHARD_PID
-  # SHARDS_BWD=0: the forward binary and the corpus only.
-  for v in $( [ "${SHARDS_BWD:-1}" = 1 ] && $B/cli/rmsnorm-cert list variants 2>/dev/null | awk '/^bwd\./{print $1}'); do
+  # SHARDS_BWD=0: no backward shard; SHARDS_BWD=<glob>: only the backward variants it matches.
+  # SHARDS_FWD=0: no forward binary (a backward-only change); the corpus replay always runs.
+  SHARDS_BWD=${SHARDS_BWD:-1}
+  for v in $( [ "$SHARDS_BWD" != 0 ] && $B/cli/rmsnorm-cert list variants 2>/dev/null | awk '/^bwd\./{print $1}'); do
+    [ "$SHARDS_BWD" = 1 ] || [[ $v == $SHARDS_BWD ]] || continue
     RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward > "$OUT/shard_$v.log" 2>&1 &
     SHARD_PID[bwd:$v]=$!
   done
-  timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward > "$OUT/shard_test_gpu_forward.log" 2>&1 &
-  SHARD_PID[test_gpu_forward]=$!
+  if [ "${SHARDS_FWD:-1}" != 0 ]; then
+    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward > "$OUT/shard_test_gpu_forward.log" 2>&1 &
+    SHARD_PID[test_gpu_forward]=$!
+  fi
   (cd $B && timeout ${TEST_TIMEOUT:-400} ctest -R corpus.replay.gpu --output-on-failure) > "$OUT/shard_corpus.log" 2>&1 &
   SHARD_PID[corpus.replay.gpu]=$!
   for k in "${!SHARD_PID[@]}"; do wait ${SHARD_PID[$k]}; RESULT[shard_$k]=$?; done
