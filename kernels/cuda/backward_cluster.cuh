@@ -1,7 +1,8 @@
 // bwd.cluster_rows.vec8: the backward for aligned rows too long for one block's registers
 // (16-bit: 16384 < D ≤ 65536; fp32: 8192 < D ≤ 65536), one row split over a Hopper thread-block
-// cluster (sm_90: a variant of its own, as issue #3 asks for cluster code): 4 CTAs of 2 chunks per
-// thread for 16-bit rows, 8 CTAs of one chunk per thread for fp32 rows (ClusterShape).
+// cluster (sm_90: a variant of its own, as issue #3 asks for cluster code): 8 CTAs of up to 512
+// threads and 2 chunks per thread, two CTAs per SM, for 16-bit rows; 8 CTAs of up to 1024 threads
+// and one chunk per thread for fp32 rows (ClusterShape).
 //
 // Why. Beyond what one block can hold, the re-reading kernel reads x and dy twice and keeps each
 // program's dg partial row (D fp32) in the workspace, read and written for every row: at
@@ -14,9 +15,12 @@
 // History (H200, bf16): 8 CTAs of one chunk per thread with the next row's chunk prefetched
 // into registers ran 0.47 of the copy at D = 65536; asking L2 for the row after it, 0.56
 // (session 7; fused add 0.62-0.64). ncu at 4096 x 65536 then: 2.26 TB/s, 15 co-resident
-// clusters of 8 (120 of 132 SMs), 0.57 instructions issued per cycle and scheduler. This form
-// (4 CTAs of two chunks for 16-bit rows: all SMs, half the cluster barriers per byte; no
-// register prefetch, which no longer fits) is not yet measured.
+// clusters of 8 (120 of 132 SMs), 0.57 instructions issued per cycle and scheduler. 4 CTAs of
+// 1024 threads and two chunks per thread for 16-bit rows (all SMs; no register prefetch, which
+// no longer fits) ran 0.69-0.70 at D = 65536 and 0.37-0.39 at D = 20000 (session 8: one CTA per
+// SM, and at D = 20000 only 320 threads in it, since the cluster count was taken at 1024).
+// This form (not yet measured): CTAs of at most 512 threads, two per SM, so one CTA's loads run
+// while the other waits at its barriers; and the cluster count taken at the block size launched.
 //
 // Per row, each CTA reduces its slice (the thread's chain over its chunks in order, then the
 // block butterfly), writes its partial into slot [parity][rank] of EVERY CTA of the cluster
@@ -29,7 +33,8 @@
 // Declared shape (a function of D): slots x 8 elements per thread (at most D), tree depth 5 +
 // ceil_log2(threads / 32) in the block + ceil_log2(CTAs) across the cluster, the larger of the
 // two shapes. dg: a cluster chains its rows in order (rows k, k + Q, …), then stage 2 over the Q
-// partial rows, Q = the device's co-resident clusters of the row type's shape.
+// partial rows, Q = the device's co-resident clusters of the row type's shape at the block size
+// launched (a function of D), at most P = the workspace's rows, at most R.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -38,26 +43,32 @@
 
 namespace rmsnorm::cuda::bwd {
 
-// The cluster shape by row type. 16-bit rows: 4 CTAs of up to 1024 threads, 2 chunks per thread
-// (8-CTA clusters of one chunk per thread: the H200 held 15 of them at once, 120 of its 132 SMs,
-// ncu, session 7; 4-CTA clusters are expected to fit 33, and each cluster barrier covers twice
-// the bytes). fp32 rows: 8 CTAs, one chunk per thread (two fp32 chunks of x and dy and their dg
+// The cluster shape by row type. 16-bit rows: 8 CTAs of up to 512 threads, 2 chunks per thread,
+// launch bounds asking for two CTAs per SM (64 registers; 8-CTA clusters of 1024 threads and one
+// chunk: the H200 held 15 at once, 120 of its 132 SMs, ncu, session 7; 4 CTAs of 1024 threads and
+// two chunks: one CTA per SM, each waiting at its barriers with nothing else to run). fp32 rows:
+// 8 CTAs of up to 1024 threads, one chunk per thread (two fp32 chunks of x and dy and their dg
 // partials do not fit 64 registers).
 struct ClusterShape {
-  int ctas;   // CTAs per cluster (one column slice each)
-  int slots;  // chunks per thread
+  int ctas;         // CTAs per cluster (one column slice each)
+  int slots;        // chunks per thread
+  int max_threads;  // threads per CTA at D = 65536
+  int min_blocks;   // CTAs per SM the launch bounds ask for (registers ≤ 65536 / (max_threads · min_blocks))
 };
-inline constexpr ClusterShape kCluster16{4, 2};
-inline constexpr ClusterShape kCluster32{8, 1};
+inline constexpr ClusterShape kCluster16{8, 2, 512, 2};
+inline constexpr ClusterShape kCluster32{8, 1, 1024, 1};
 template <typename T>
 inline constexpr ClusterShape cluster_shape_of = sizeof(T) == 2 ? kCluster16 : kCluster32;
 inline ClusterShape cluster_shape_for(DType t) { return size_of(t) == 2 ? kCluster16 : kCluster32; }
 inline constexpr int kClusterMaxCtas = 8;
 inline constexpr int kClusterMaxThreads = 1024;
-inline constexpr std::int64_t kClusterMaxDim = 65536;  // 4 x 1024 x 2 x 8 (16-bit), 8 x 1024 x 8 (fp32)
-static_assert(std::int64_t{kCluster16.ctas} * kClusterMaxThreads * kCluster16.slots * kChunk == kClusterMaxDim &&
-                  std::int64_t{kCluster32.ctas} * kClusterMaxThreads * kCluster32.slots * kChunk == kClusterMaxDim,
+inline constexpr std::int64_t kClusterMaxDim = 65536;  // 8 x 512 x 2 x 8 (16-bit), 8 x 1024 x 8 (fp32)
+static_assert(std::int64_t{kCluster16.ctas} * kCluster16.max_threads * kCluster16.slots * kChunk == kClusterMaxDim &&
+                  std::int64_t{kCluster32.ctas} * kCluster32.max_threads * kCluster32.slots * kChunk == kClusterMaxDim,
               "both shapes reach D = 65536");
+static_assert(kCluster16.max_threads <= kClusterMaxThreads && kCluster32.max_threads <= kClusterMaxThreads &&
+                  kCluster16.max_threads * kCluster16.min_blocks <= 2048 && kCluster32.max_threads * kCluster32.min_blocks <= 2048,
+              "a CTA's threads, and the CTAs an SM is asked to hold");
 inline constexpr std::int64_t kClusterMinDim16 = kMaxFusedDim16 + 1;  // below: register-resident / staged
 inline constexpr std::int64_t kClusterMinDim32 = kMaxFusedDim + 1;
 
@@ -77,7 +88,8 @@ inline AccumShape cluster_row_shape(std::int64_t dim) {
 }
 
 template <typename T, typename G>
-__global__ void __cluster_dims__(cluster_shape_of<T>.ctas, 1, 1) __launch_bounds__(kClusterMaxThreads, 1)
+__global__ void __cluster_dims__(cluster_shape_of<T>.ctas, 1, 1)
+    __launch_bounds__(cluster_shape_of<T>.max_threads, cluster_shape_of<T>.min_blocks)
     backward_cluster_kernel(Params<T, G> p, std::int64_t slice_chunks) {
   namespace cg = cooperative_groups;
   constexpr Mutant M = Mutant::none;
@@ -219,41 +231,52 @@ __global__ void __cluster_dims__(cluster_shape_of<T>.ctas, 1, 1) __launch_bounds
   }
 }
 
-// Clusters launched: the co-resident clusters of the type's shape at 1024 threads a CTA, from the
-// occupancy calculator — a function of the device and the shape only (cached); at most R.
+// Co-resident clusters of the type's shape at `threads` a CTA, from the occupancy calculator — a
+// function of the device, the shape and the block size (cached); 0 when none fits or no device.
 template <typename T>
-inline std::int64_t cluster_programs() {
-  static std::int64_t cached[64] = {};
+inline std::int64_t cluster_programs(int threads) {
+  constexpr int kSizes = kClusterMaxThreads / kWarp;
+  static std::int64_t cached[64][kSizes + 1] = {};
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
+  if (threads <= 0 || threads > cluster_shape_of<T>.max_threads || cudaGetDevice(&dev) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
-  if (dev >= 0 && dev < 64 && cached[dev] > 0) return cached[dev];
+  const int slot = static_cast<int>(ceil_div(threads, kWarp));
+  if (dev >= 0 && dev < 64 && cached[dev][slot] > 0) return cached[dev][slot];
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = dim3(cluster_shape_of<T>.ctas, 1, 1);
-  cfg.blockDim = dim3(kClusterMaxThreads, 1, 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(slot * kWarp), 1, 1);
   cfg.dynamicSmemBytes = 0;
   int n = 0;
   if (cudaOccupancyMaxActiveClusters(&n, backward_cluster_kernel<T, T>, &cfg) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
-  if (dev >= 0 && dev < 64) cached[dev] = n;
+  if (dev >= 0 && dev < 64) cached[dev][slot] = n;
   return n;
 }
-inline std::int64_t cluster_programs_for(DType t) {
-  return size_of(t) == 2 ? cluster_programs<__nv_bfloat16>() : cluster_programs<float>();
+inline std::int64_t cluster_programs_for(DType t, int threads) {
+  return size_of(t) == 2 ? cluster_programs<__nv_bfloat16>(threads) : cluster_programs<float>(threads);
+}
+// Clusters launched for R rows of D: the co-resident ones at the block size D asks for, at most
+// P (the workspace holds P partial rows) and at most R.
+inline std::int64_t cluster_count(DType t, std::int64_t dim, std::int64_t rows) {
+  const std::int64_t q = cluster_programs_for(t, cluster_threads(dim, cluster_shape_for(t)));
+  return std::min({q, programs(), rows});
 }
 
-// Declared for R rows: the longer chain of the two shapes' cluster counts.
+// Declared for R rows: the longest dg chain over the cluster counts any D can launch, both row
+// types (a cluster chains ceil(R / q) rows; stage 2 adds ceil(q / lanes) per lane, then its tree).
 inline AccumShape cluster_dg_shape(std::int64_t rows) {
   AccumShape s;
   s.tree_depth = ceil_log2(kStage2Lanes);
-  for (const DType t : {DType::bf16, DType::f32}) {
-    const std::int64_t q = std::max<std::int64_t>(cluster_programs_for(t), 1);
-    s.per_thread = std::max(s.per_thread, ceil_div(std::max<std::int64_t>(rows, 1), q) + ceil_div(q, kStage2Lanes) - 1);
-  }
+  const std::int64_t r = std::max<std::int64_t>(rows, 1);
+  for (const DType t : {DType::bf16, DType::f32})
+    for (int threads = kWarp; threads <= cluster_shape_for(t).max_threads; threads += kWarp) {
+      const std::int64_t q = std::max<std::int64_t>(std::min({cluster_programs_for(t, threads), programs(), r}), 1);
+      s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
+    }
   return s;
 }
 
@@ -266,18 +289,18 @@ inline Status cluster_can_implement(const BackwardArgs& a) {
     return Status::fail(Code::unsupported, "D < " + std::to_string(min_dim) + " for this type (one block holds the row)");
   if (a.dim > kClusterMaxDim) return Status::fail(Code::unsupported, "D > 65536 (a cluster's CTAs x 1024 threads x its chunks x 8)");
   if (a.rows > 0 && !all_aligned(a)) return Status::fail(Code::misaligned, "16-byte vector accesses need every row and g aligned");
-  if (cluster_programs_for(a.x.type) <= 0)
+  if (cluster_programs_for(a.x.type, cluster_shape_for(a.x.type).max_threads) <= 0)
     return Status::fail(Code::unsupported, "no co-resident " + std::to_string(cluster_shape_for(a.x.type).ctas) + "-CTA cluster on this device");
   return Status::success();
 }
 
 inline Status cluster_launch(const BackwardArgs& a) {
   // The programs are the q clusters, each writing one partial row: q ≤ min(P, R) rows of the
-  // workspace (q ≤ SMs / 4 < P = 2·SMs).
+  // workspace.
   const ClusterShape cs = cluster_shape_for(a.x.type);
-  const std::int64_t q = std::min<std::int64_t>(cluster_programs_for(a.x.type), a.rows);
-  if (q <= 0) return no_programs();
   const int threads = cluster_threads(a.dim, cs);
+  const std::int64_t q = cluster_count(a.x.type, a.dim, a.rows);
+  if (q <= 0) return no_programs();
   return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;

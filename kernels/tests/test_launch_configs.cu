@@ -83,7 +83,7 @@ int main() {
       const ClusterShape cs = elem == 2 ? kCluster16 : kCluster32;
       const std::int64_t slice = cluster_slice_chunks(d, cs);
       const int threads = cluster_threads(d, cs);
-      if (threads % 32 != 0 || threads > kClusterMaxThreads || std::int64_t{threads} * cs.slots < slice)
+      if (threads % 32 != 0 || threads > cs.max_threads || std::int64_t{threads} * cs.slots < slice)
         fail(at + ": threads " + std::to_string(threads));
       if (slice * cs.ctas * kChunk < d) fail(at + ": the row is not covered");
       // A thread chains at most slots x 8 elements; the declared chain covers it, and the
