@@ -34,7 +34,7 @@
 // ceil_log2(threads / 32) in the block + ceil_log2(CTAs) across the cluster, the larger of the
 // two shapes. dg: a cluster chains its rows in order (rows k, k + Q, …), then stage 2 over the Q
 // partial rows, Q = the device's co-resident clusters of the row type's shape at the block size
-// launched (a function of D), at most P = the workspace's rows, at most R.
+// launched (a function of D), at most P = the workspace's rows, at most ceil(R / 2).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -259,11 +259,17 @@ inline std::int64_t cluster_programs(int threads) {
 inline std::int64_t cluster_programs_for(DType t, int threads) {
   return size_of(t) == 2 ? cluster_programs<__nv_bfloat16>(threads) : cluster_programs<float>(threads);
 }
-// Clusters launched for R rows of D: the co-resident ones at the block size D asks for, at most
-// P (the workspace holds P partial rows) and at most R.
+// Clusters launched for R rows at `threads` a CTA: the co-resident ones, at most P (the workspace
+// holds P partial rows) and at most ceil(R / 2), so that a cluster chains two rows or more: every
+// cluster writes a D-wide fp32 partial row that stage 2 reads, and with one row per cluster those
+// partials are 2/3 of the rows' own bytes (16-bit; the 64-row cases ran 4-25 % slower than at 33
+// clusters, session 8). Both the launcher and the declared dg chain use it.
+inline std::int64_t cluster_count_at(DType t, int threads, std::int64_t rows) {
+  const std::int64_t q = cluster_programs_for(t, threads);
+  return std::min({q, programs(), ceil_div(rows, 2)});
+}
 inline std::int64_t cluster_count(DType t, std::int64_t dim, std::int64_t rows) {
-  const std::int64_t q = cluster_programs_for(t, cluster_threads(dim, cluster_shape_for(t)));
-  return std::min({q, programs(), rows});
+  return cluster_count_at(t, cluster_threads(dim, cluster_shape_for(t)), rows);
 }
 
 // Declared for R rows: the longest dg chain over the cluster counts any D can launch, both row
@@ -274,7 +280,7 @@ inline AccumShape cluster_dg_shape(std::int64_t rows) {
   const std::int64_t r = std::max<std::int64_t>(rows, 1);
   for (const DType t : {DType::bf16, DType::f32})
     for (int threads = kWarp; threads <= cluster_shape_for(t).max_threads; threads += kWarp) {
-      const std::int64_t q = std::max<std::int64_t>(std::min({cluster_programs_for(t, threads), programs(), r}), 1);
+      const std::int64_t q = std::max<std::int64_t>(cluster_count_at(t, threads, r), 1);
       s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
     }
   return s;
