@@ -5,7 +5,11 @@ before and after, and the variant each run dispatched; rows that moved by more t
 (default 0.03) are printed, faster first, with a count per op. Large-R rows compare the ratio to
 the copy; small-R graph-replay rows (R <= 64) the time over the same graph's empty kernel.
 
-Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--min-delta X] [--op OP]"""
+With --pair BEFORE2.csv AFTER2.csv (a second alternating pair of the same A/B) only the shapes
+that moved past --min-delta the same way in both pairs are printed, with both changes and their
+mean: what a change did, apart from one run's noise.
+
+Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP]"""
 import argparse
 import csv
 import sys
@@ -35,24 +39,60 @@ def score(r):
     return float(r["ratio"]), "ratio"
 
 
+def change(before_rows, after_rows):
+    """The best row of each run for one shape (several variants named), their scores and the
+    relative change of the score."""
+    b = max(before_rows, key=lambda r: score(r)[0])
+    n = max(after_rows, key=lambda r: score(r)[0])
+    sb, unit = score(b)
+    sn, _ = score(n)
+    return b, n, sb, sn, unit, (sn - sb) / sb if sb > 0 else 0.0
+
+
+def agreed(a):
+    """Shapes that moved past min_delta the same way in both pairs."""
+    runs = [load(p) for p in (a.before, a.after, a.pair[0], a.pair[1])]
+    keys = set(runs[0]) & set(runs[1]) & set(runs[2]) & set(runs[3])
+    rows, counts, unsure = [], {}, 0
+    for key in sorted(keys):
+        if a.op and key[0] != a.op:
+            continue
+        b1, n1, s_b1, s_n1, unit, r1 = change(runs[0][key], runs[1][key])
+        _, _, s_b2, s_n2, _, r2 = change(runs[2][key], runs[3][key])
+        if min(r1, r2) > a.min_delta or max(r1, r2) < -a.min_delta:
+            rows.append(((r1 + r2) / 2, key, b1["variant"], n1["variant"], s_b1, s_n1, s_b2, s_n2, r1, r2, unit))
+            c = counts.setdefault(key[0], [0, 0])
+            c[0 if r1 > 0 else 1] += 1
+        elif abs(r1) > a.min_delta or abs(r2) > a.min_delta:
+            unsure += 1
+    rows.sort(key=lambda m: -m[0])
+    for mean, (op, dt, nrows, dim), vb, vn, b1, n1, b2, n2, r1, r2, unit in rows:
+        variant = vb if vb == vn else f"{vb} -> {vn}"
+        print(f"{op:18s} {dt:5s} {nrows:6d} {dim:6d}  {b1:6.3f} -> {n1:6.3f}  {b2:6.3f} -> {n2:6.3f} {unit:10s} "
+              f"{r1:+6.1%} {r2:+6.1%} mean {mean:+6.1%}  {variant}")
+    print(f"\n{len(rows)} of {len(keys)} shapes moved by more than {a.min_delta:.0%} the same way in both pairs "
+          f"({unsure} past it in one pair only)")
+    for op, (up, down) in sorted(counts.items()):
+        print(f"  {op:18s} faster {up:3d}  slower {down:3d}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--min-delta", type=float, default=0.03)
     ap.add_argument("--op", default=None)
+    ap.add_argument("--pair", nargs=2, metavar=("BEFORE2", "AFTER2"), default=None)
     a = ap.parse_args()
+    if a.pair:
+        return agreed(a)
     before, after = load(a.before), load(a.after)
     moved, same, counts = [], 0, {}
     for key in sorted(set(before) & set(after)):
         if a.op and key[0] != a.op:
             continue
-        # Several rows for one shape (several variants named): the best of each run.
-        b = max(before[key], key=lambda r: score(r)[0])
-        n = max(after[key], key=lambda r: score(r)[0])
-        sb, unit = score(b)
-        sn, _ = score(n)
-        rel = (sn - sb) / sb if sb > 0 else 0.0
+        b, n, sb, sn, unit, rel = change(before[key], after[key])
         if abs(rel) <= a.min_delta:
             same += 1
             continue

@@ -143,8 +143,12 @@ if has bench_ab && [ -x $B/bench/rmsnorm-bench ] && [ -n "${BENCH_BASE:-}" ]; th
     timeout 150 "$BENCH_BASE" ${AB_ARGS:-} --csv "$OUT/ab_base$k.csv" > "$OUT/ab_base$k.log" 2>&1; RESULT[ab_base$k]=$?
     timeout 150 $B/bench/rmsnorm-bench ${AB_ARGS:-} --csv "$OUT/ab_new$k.csv" > "$OUT/ab_new$k.log" 2>&1; RESULT[ab_new$k]=$?
   done
-  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" | tee "$OUT/ab_compare1.txt"
-  python3 scripts/bench_compare.py "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" | tee "$OUT/ab_compare2.txt"
+  # Each pair in full to a file; printed: what moved the same way in both pairs (--pair), then
+  # each pair's counts and the base against itself (the noise).
+  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" > "$OUT/ab_compare1.txt"
+  python3 scripts/bench_compare.py "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" > "$OUT/ab_compare2.txt"
+  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" --pair "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" | tee "$OUT/ab_agreed.txt"
+  for k in 1 2; do grep -A8 "shapes moved by more than" "$OUT/ab_compare$k.txt" | sed "s/^/pair $k: /"; done
   python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_base2.csv" | tail -3 | sed 's/^/base vs base: /'
 fi
 if has peers; then
