@@ -164,9 +164,11 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   # Nsight Compute on chosen shapes (PROFILE: "op:R:D[:variant] ..."): one launch each after
   # warm-up, clocks left alone; the bench's rotation means the data comes from HBM.
   # NCU_SECTIONS adds sections (e.g. "--section InstructionStats --section SourceCounters").
+  # A backward is two kernels (stage 1, then the dg column sum, dg_column_sum_kernel):
+  # NCU_KERNELS='^(backward_|dg_)' NCU_SKIP=6 NCU_LAUNCHES=2 profiles one of each.
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
-    timeout 120 ncu --clock-control none --launch-skip 5 --launch-count 1 -k "regex:^(fwd_|backward_)" \
+    timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
       --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
       --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
       $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
