@@ -319,9 +319,10 @@ inline constexpr int regs_min_blocks =
 // L2 for the row `ahead` rows on, `ahead` = the blocks that fit on the device at once: the block
 // that takes this slot one wave later finds its row there, and DRAM keeps working through this
 // block's reduction and stores. H200, session 8, every block-row instance with it: bf16 plain
-// forward at D = 16384 0.92-0.95 -> 0.94-0.99 of the copy and the fp32 FP8 forms +5-27 %, but the
-// fused add 4-15 % slower and the fp32 plain forward 3-7 % slower; so a kernel of its own, for
-// those instances only (a kernel argument on every instance had moved their registers too).
+// forward at D = 16384 0.92-0.95 -> 0.94-0.99 of the copy and the fp32 FP8 forward +5-27 %, but
+// the fused add 4-15 % slower and the fp32 plain forward 3-7 % slower; so a kernel of its own,
+// launched where it was faster (run_block_row; a kernel argument on every instance had moved
+// their registers too).
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged, bool kEarlyW,
           bool kAhead>
 __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {

@@ -344,9 +344,11 @@ void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cuda
 // x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits. H200: R = 1-64 ran 2.6-4.6 µs
 // against 0.8 µs for an empty kernel in the same CUDA graph (session 4).
 inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
-// fwd.block_row's L2 prefetch one wave ahead, 16-bit plain forward: rows over this width (512
-// threads at D = 16384; at D <= 8192 it measured within 3 % or slower, session 8).
+// fwd.block_row's L2 prefetch one wave ahead (run_block_row): the 16-bit plain forward of rows
+// over this width (512 threads at D = 16384; at D <= 8192 it measured within 3 % or slower), and
+// the 16-bit fused add + FP8 from this many rows (faster at 32768, slower at 4096; session 8).
 inline constexpr std::int64_t kBlockRowAheadMinDim16 = 8192;
+inline constexpr std::int64_t kBlockRowAheadMinRowsAddQuant16 = 16384;
 
 template <Mutant M>
 Status run_warp_row(const ForwardArgs& a) {
@@ -389,13 +391,18 @@ Status run_block_row(const ForwardArgs& a) {
     if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
       if (a.rows <= kEarlyWeightsMaxRows) return launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M, true>(p, c.lanes, 1, s);
     }
-    // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measured faster: the 16-bit
-    // plain forward of rows over 8192 and the fp32 FP8 forms. The wave is the blocks of that kernel
-    // that fit on the device at once (cached per device and block size); with no more rows than
-    // a wave there is nothing to prefetch for.
-    constexpr bool kAheadForm = M == Mutant::none && ((sizeof(T) == 2 && !kQ && !kA) || (sizeof(T) == 4 && kQ));
+    // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measured faster (H200,
+    // session 8, two A/B pairs): the 16-bit plain forward of rows over 8192 (+2-5 %), the fp32 FP8
+    // forward (+5-27 %), and the 16-bit FP8 forward behind the fused add from 16384 rows (+2-4 %
+    // at 32768 rows; 3-6 % slower at 4096). Elsewhere it was slower: the fused add alone 4-15 %,
+    // fp32 plain 3-7 %, fp32 fused add + FP8 3-6 %. The wave is the blocks of that kernel that fit
+    // on the device at once (cached per device and block size); with no more rows than a wave
+    // there is nothing to prefetch for.
+    constexpr bool kAheadForm = M == Mutant::none && ((sizeof(T) == 2 && !kQ && !kA) || (sizeof(T) == 4 && kQ && !kA) ||
+                                                      (sizeof(T) == 2 && kQ && kA));
     if constexpr (kAheadForm) {
-      if (sizeof(T) == 4 || a.dim > kBlockRowAheadMinDim16) {
+      const bool ahead_here = sizeof(T) == 4 ? true : kQ ? a.rows >= kBlockRowAheadMinRowsAddQuant16 : a.dim > kBlockRowAheadMinDim16;
+      if (ahead_here) {
         auto kernel = fwd_regs_ahead_kernel<T, G, kQ, kA, kBlockRowIters>;
         constexpr int kSlots = kBlockRowMaxThreads<T, kQ> / kWarp;
         static std::int64_t wave_cache[64][kSlots + 1] = {};

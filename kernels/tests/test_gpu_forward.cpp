@@ -483,12 +483,12 @@ TEST_CASE("forward: persistent grids with several rows per block match the oracl
   }
 }
 
-// fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192 and the
-// fp32 FP8 forms it asks L2 for the row one wave ahead (`ahead`: the blocks that fit at once,
-// fwd_regs_ahead_kernel). With R over a wave the prefetching blocks run, on padded strides (the
-// gaps are poisoned, and a prefetch reads nothing into a result). H200 waves: 2 blocks of 512
-// threads per SM at D = 16384 bf16 (264), about 5 of 128 threads for fp32 FP8 at D = 4096; the
-// fused add at D = 4096 is the control without the prefetch.
+// fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32
+// FP8 forward and the 16-bit fused add + FP8 from 16384 rows it asks L2 for the row one wave
+// ahead (`ahead`: the blocks that fit at once, fwd_regs_ahead_kernel). With R over a wave the
+// prefetching blocks run, on padded strides (the gaps are poisoned, and a prefetch reads nothing
+// into a result). H200 waves: 2 blocks of 512 threads per SM at D = 16384 bf16 (264), about 5 of
+// 128 threads for fp32 FP8 at D = 4096; the fused add at D = 4096 is the control without it.
 TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle", "[gpu]") {
   const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
   REQUIRE(block != nullptr);
@@ -499,8 +499,8 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
   };
   const Shape shapes[] = {
       {{16384, 1000, DType::bf16, Quant::none, false}, 8},  {{12288, 1500, DType::f16, Quant::none, false}, 16},
-      {{4096, 2000, DType::f32, Quant::dynamic_token, false}, 16}, {{2048, 3000, DType::f32, Quant::per_block, true}, 0},
-      {{4096, 2500, DType::bf16, Quant::none, true}, 8},
+      {{4096, 2000, DType::f32, Quant::dynamic_token, false}, 16}, {{2048, 3000, DType::f32, Quant::per_block, false}, 0},
+      {{1024, 16384, DType::bf16, Quant::per_block, true}, 16},     {{4096, 2500, DType::bf16, Quant::none, true}, 8},
   };
   for (const Shape& sh : shapes) {
     harness::Layout l;
