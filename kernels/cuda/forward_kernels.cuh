@@ -314,9 +314,19 @@ inline constexpr int regs_min_blocks =
 // kEarlyW (fwd.block_row for few rows, product only): the row's weights are loaded with its x,
 // before the reduction, instead of after it: with few rows the blocks wait on memory, and the
 // weight loads were a second round trip after the row sum (the same values, the same bits).
-template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false,
-          bool kEarlyW = false>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kEarlyW>)) fwd_regs_kernel(Params p) {
+//
+// kAhead (fwd.block_row where it measured faster, fwd_regs_ahead_kernel): a block per row asks
+// L2 for the row `ahead` rows on, `ahead` = the blocks that fit on the device at once: the block
+// that takes this slot one wave later finds its row there, and DRAM keeps working through this
+// block's reduction and stores. H200, session 8, every block-row instance with it: bf16 plain
+// forward at D = 16384 0.92-0.95 -> 0.94-0.99 of the copy and the fp32 FP8 forward +5-27 %, but
+// the fused add 4-15 % slower and the fp32 plain forward 3-7 % slower; so a kernel of its own,
+// launched where it was faster (run_block_row; a kernel argument on every instance had moved
+// their registers too).
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged, bool kEarlyW,
+          bool kAhead>
+__device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {
+  static_assert(!kAhead || (LANES == 0 && !kStaged && !kEarlyW && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || (M == Mutant::none && !kStaged), "early weights: the product's register form");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
@@ -396,6 +406,15 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
         h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
+      }
+    }
+    if constexpr (kAhead) {
+      if (ahead > 0 && row + ahead < p.rows) {
+        const std::int64_t next = row + ahead;
+        const std::int64_t bytes = D * static_cast<std::int64_t>(sizeof(T));
+        prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next, p.x_stride, D, sizeof(T)), bytes, t, lanes);
+        if constexpr (kAdd)
+          prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next, p.o_stride, D, sizeof(T)), bytes, t, lanes);
       }
     }
     // kEarlyW: the weights of this thread's chunks, issued with the row's loads.
@@ -533,6 +552,16 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
   }
   if constexpr (kStaged) wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+}
+
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false,
+          bool kEarlyW = false>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kEarlyW>)) fwd_regs_kernel(Params p) {
+  fwd_regs_body<T, G, kQuant, kAdd, LANES, ITERS, M, kStaged, kEarlyW, false>(p, 0);
+}
+template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
+__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
+  fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -320,6 +320,20 @@ inline unsigned grid_for(std::int64_t blocks) {
 // no-op, then the launch and the runtime's verdict.
 // ------------------------------------------------------------------------------------------
 
+// A persistent grid for `kernel`: as many blocks as fit on the device at once (its registers,
+// `smem` bytes of dynamic shared memory, `threads` threads each), at most R; each block walks
+// rows blockIdx.x + k·grid.
+template <typename Kernel>
+cudaError_t persistent_grid(Kernel kernel, int threads, std::size_t smem, std::int64_t rows, std::int64_t& grid) {
+  int per_sm = 0, dev = 0, sms = 0;
+  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
+  if (e == cudaSuccess) e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  if (e == cudaSuccess && per_sm < 1) e = cudaErrorInvalidConfiguration;  // no block fits an SM
+  grid = std::min<std::int64_t>(rows, static_cast<std::int64_t>(per_sm) * sms);
+  return e;
+}
+
 template <typename T, typename G, bool kQ, bool kA, int LANES, int ITERS, Mutant M, bool kEarlyW = false>
 void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cudaStream_t s) {
   const std::int64_t blocks = (p.rows + rows_per_block - 1) / rows_per_block;
@@ -330,6 +344,11 @@ void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cuda
 // x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits. H200: R = 1-64 ran 2.6-4.6 µs
 // against 0.8 µs for an empty kernel in the same CUDA graph (session 4).
 inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
+// fwd.block_row's L2 prefetch one wave ahead (run_block_row): the 16-bit plain forward of rows
+// over this width (512 threads at D = 16384; at D <= 8192 it measured within 3 % or slower), and
+// the 16-bit fused add + FP8 from this many rows (faster at 32768, slower at 4096; session 8).
+inline constexpr std::int64_t kBlockRowAheadMinDim16 = 8192;
+inline constexpr std::int64_t kBlockRowAheadMinRowsAddQuant16 = 16384;
 
 template <Mutant M>
 Status run_warp_row(const ForwardArgs& a) {
@@ -363,6 +382,7 @@ Status run_block_row(const ForwardArgs& a) {
   if (!st.ok() || a.rows == 0) return st;
   const Params p = make_params(a);
   cudaStream_t s = as_stream(a.stream);
+  Status result = Status::success();
   dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
@@ -371,8 +391,41 @@ Status run_block_row(const ForwardArgs& a) {
     if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
       if (a.rows <= kEarlyWeightsMaxRows) return launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M, true>(p, c.lanes, 1, s);
     }
+    // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measured faster (H200,
+    // session 8, two A/B pairs): the 16-bit plain forward of rows over 8192 (+2-5 %), the fp32 FP8
+    // forward (+5-27 %), and the 16-bit FP8 forward behind the fused add from 16384 rows (+2-4 %
+    // at 32768 rows; 3-6 % slower at 4096). Elsewhere it was slower: the fused add alone 4-15 %,
+    // fp32 plain 3-7 %, fp32 fused add + FP8 3-6 %. The wave is the blocks of that kernel that fit
+    // on the device at once (cached per device and block size); with no more rows than a wave
+    // there is nothing to prefetch for.
+    constexpr bool kAheadForm = M == Mutant::none && ((sizeof(T) == 2 && !kQ && !kA) || (sizeof(T) == 4 && kQ && !kA) ||
+                                                      (sizeof(T) == 2 && kQ && kA));
+    if constexpr (kAheadForm) {
+      const bool ahead_here = sizeof(T) == 4 ? true : kQ ? a.rows >= kBlockRowAheadMinRowsAddQuant16 : a.dim > kBlockRowAheadMinDim16;
+      if (ahead_here) {
+        auto kernel = fwd_regs_ahead_kernel<T, G, kQ, kA, kBlockRowIters>;
+        constexpr int kSlots = kBlockRowMaxThreads<T, kQ> / kWarp;
+        static std::int64_t wave_cache[64][kSlots + 1] = {};
+        int dev = 0;
+        cudaError_t e = cudaGetDevice(&dev);
+        const int slot = c.lanes / kWarp;
+        const bool cached = e == cudaSuccess && dev >= 0 && dev < 64 && slot <= kSlots;
+        std::int64_t wave = cached ? wave_cache[dev][slot] : 0;
+        if (e == cudaSuccess && wave == 0) {
+          e = persistent_grid(kernel, c.lanes, 0, std::int64_t{1} << 40, wave);
+          if (e == cudaSuccess && cached) wave_cache[dev][slot] = wave;
+        }
+        if (e != cudaSuccess) {
+          result = Status::fail(Status::Code::launch_failed, std::string("fwd.block_row: launch shape: ") + cudaGetErrorString(e));
+          return;
+        }
+        kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave < a.rows ? wave : 0);
+        return;
+      }
+    }
     launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
   });
+  if (!result.ok()) return result;
   return launch_status("fwd.block_row");
 }
 
@@ -413,20 +466,6 @@ Status run_staged_rows(const ForwardArgs& a) {
   });
   if (!result.ok()) return result;
   return launch_status("fwd.staged_rows");
-}
-
-// A persistent grid for `kernel`: as many blocks as fit on the device at once (its registers,
-// `smem` bytes of dynamic shared memory, `threads` threads each), at most R; each block walks
-// rows blockIdx.x + k·grid.
-template <typename Kernel>
-cudaError_t persistent_grid(Kernel kernel, int threads, std::size_t smem, std::int64_t rows, std::int64_t& grid) {
-  int per_sm = 0, dev = 0, sms = 0;
-  cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem);
-  if (e == cudaSuccess) e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) e = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  if (e == cudaSuccess && per_sm < 1) e = cudaErrorInvalidConfiguration;  // no block fits an SM
-  grid = std::min<std::int64_t>(rows, static_cast<std::int64_t>(per_sm) * sms);
-  return e;
 }
 
 // Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,

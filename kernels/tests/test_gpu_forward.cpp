@@ -169,6 +169,36 @@ void check_all(Spec s, const harness::Layout& layout = {}) {
 
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
+// One shape of many rows (its Spec with a fresh seed; FP8 outputs as e4m3). require_rows_pass
+// runs it on one named variant laid out per `layout`, requires a launch and a pass, and returns
+// the case for further runs.
+struct RowsShape {
+  std::int64_t dim, rows;
+  DType t;
+  Quant quant;
+  bool add;
+};
+Spec rows_spec(const RowsShape& sh) {
+  Spec s;
+  s.dim = sh.dim;
+  s.rows = sh.rows;
+  s.x = s.g = sh.t;
+  s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
+  s.quant = sh.quant;
+  s.add = sh.add;
+  s.seed = ++g_seed_counter;
+  return s;
+}
+oracle::ForwardCase require_rows_pass(const rmsnorm::Variant& v, const RowsShape& sh, const harness::Layout& layout) {
+  const Spec s = rows_spec(sh);
+  const oracle::ForwardCase c = make_case(s);
+  const harness::Outcome out = harness::run_forward(v, c, layout);
+  INFO(v.name << " " << s.describe() << " layout[" << layout.to_string() << "]: " << out.summary());
+  REQUIRE(out.status.ok());
+  CHECK(out.pass());
+  return c;
+}
+
 }  // namespace
 
 TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu]") {
@@ -340,14 +370,7 @@ TEST_CASE("forward: persistent grids over many rows per block match the oracle a
                           {6144, DType::f32, Quant::dynamic_token, false},  {4104, DType::bf16, Quant::per_block, false},
                           {8192, DType::f16, Quant::per_block, true},       {5120, DType::bf16, Quant::static_scale, true}};
   for (const Shape& sh : shapes) {
-    Spec s;
-    s.dim = sh.dim;
-    s.rows = (std::int64_t{1} << 25) / sh.dim;
-    s.x = s.g = sh.t;
-    s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
-    s.quant = sh.quant;
-    s.add = sh.add;
-    s.seed = ++g_seed_counter;
+    const Spec s = rows_spec({sh.dim, (std::int64_t{1} << 25) / sh.dim, sh.t, sh.quant, sh.add});
     const oracle::ForwardCase c = make_case(s);
     const auto ref = harness::execute_forward(*reference, c, {});
     REQUIRE(ref.status.ok());
@@ -432,38 +455,23 @@ TEST_CASE("forward: persistent grids with several rows per block match the oracl
   REQUIRE(element != nullptr);
   struct Shape {
     const rmsnorm::Variant* v;
-    std::int64_t dim, rows;
-    DType t;
-    Quant quant;
-    bool add;
+    RowsShape rows;
     int x_offset;  // elements: a misaligned base for realigned_row
   };
   // fwd.large_d: 1 block per SM (132 on an H200), so 300 rows give each block 2-3. The plain
   // forward of 128 KB rows keeps a block per row (large_d_persistent): 65536 bf16 is the control.
   // fwd.realigned_row: up to 21 blocks of 96 threads per SM at D = 1025 (2772), so 6000 rows.
   const Shape shapes[] = {
-      {large, 20000, 300, DType::bf16, Quant::none, false, 0},   {large, 32768, 300, DType::f16, Quant::none, true, 0},
-      {large, 65536, 300, DType::bf16, Quant::dynamic_token, false, 0}, {large, 16384, 300, DType::f32, Quant::per_block, true, 0},
-      {large, 65536, 150, DType::bf16, Quant::none, false, 0},   {realigned, 1025, 6000, DType::bf16, Quant::none, false, 1},
-      {realigned, 8191, 2000, DType::f16, Quant::none, false, 3}, {realigned, 4097, 3000, DType::f32, Quant::none, false, 0},
+      {large, {20000, 300, DType::bf16, Quant::none, false}, 0},   {large, {32768, 300, DType::f16, Quant::none, true}, 0},
+      {large, {65536, 300, DType::bf16, Quant::dynamic_token, false}, 0}, {large, {16384, 300, DType::f32, Quant::per_block, true}, 0},
+      {large, {65536, 150, DType::bf16, Quant::none, false}, 0},   {realigned, {1025, 6000, DType::bf16, Quant::none, false}, 1},
+      {realigned, {8191, 2000, DType::f16, Quant::none, false}, 3}, {realigned, {4097, 3000, DType::f32, Quant::none, false}, 0},
   };
   for (const Shape& sh : shapes) {
     if (!selected(sh.v->name)) continue;
-    Spec s;
-    s.dim = sh.dim;
-    s.rows = sh.rows;
-    s.x = s.g = sh.t;
-    s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
-    s.quant = sh.quant;
-    s.add = sh.add;
-    s.seed = ++g_seed_counter;
     harness::Layout l;
     l.x_offset = l.y_offset = sh.x_offset;
-    const oracle::ForwardCase c = make_case(s);
-    const harness::Outcome out = harness::run_forward(*sh.v, c, l);
-    INFO(sh.v->name << " " << s.describe() << " layout[" << l.to_string() << "]: " << out.summary());
-    REQUIRE(out.status.ok());
-    CHECK(out.pass());
+    const oracle::ForwardCase c = require_rows_pass(*sh.v, sh.rows, l);
     if (sh.v == realigned) {
       const auto ref = harness::execute_forward(*element, c, l);
       REQUIRE(ref.status.ok());
@@ -472,6 +480,32 @@ TEST_CASE("forward: persistent grids with several rows per block match the oracl
       CHECK(run.result.y == ref.result.y);
       CHECK(run.result.rstd == ref.result.rstd);
     }
+  }
+}
+
+// fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32
+// FP8 forward and the 16-bit fused add + FP8 from 16384 rows it asks L2 for the row one wave
+// ahead (`ahead`: the blocks that fit at once, fwd_regs_ahead_kernel). With R over a wave the
+// prefetching blocks run, on padded strides (the gaps are poisoned, and a prefetch reads nothing
+// into a result). H200 waves: 2 blocks of 512 threads per SM at D = 16384 bf16 (264), about 5 of
+// 128 threads for fp32 FP8 at D = 4096; the fused add at D = 4096 is the control without it.
+TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle", "[gpu]") {
+  const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
+  REQUIRE(block != nullptr);
+  if (!selected(block->name)) return;
+  struct Shape {
+    RowsShape rows;
+    std::int64_t pad;  // elements between rows (x and y; o too under the fused add): 16-byte rows, FP8 y too
+  };
+  const Shape shapes[] = {
+      {{16384, 1000, DType::bf16, Quant::none, false}, 8},  {{12288, 1500, DType::f16, Quant::none, false}, 16},
+      {{4096, 2000, DType::f32, Quant::dynamic_token, false}, 16}, {{2048, 3000, DType::f32, Quant::per_block, false}, 0},
+      {{1024, 16384, DType::bf16, Quant::per_block, true}, 16},     {{4096, 2500, DType::bf16, Quant::none, true}, 8},
+  };
+  for (const Shape& sh : shapes) {
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = sh.pad;
+    require_rows_pass(*block, sh.rows, l);
   }
 }
 
