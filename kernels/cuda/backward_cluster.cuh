@@ -59,10 +59,10 @@ inline constexpr ClusterShape kCluster16{8, 2, 512, 2};
 inline constexpr ClusterShape kCluster32{8, 1, 1024, 1};
 // kWide: the fused-add backward of 16-bit rows over kClusterWideMinDim keeps 4 CTAs of up to 1024
 // threads, one per SM (H200, session 8: at D = 65536 the fused add ran 0.82 of the copy in that
-// form and 0.77-0.78 in the 8x512 one; the plain backward and narrower rows were as fast or
-// faster in 8x512).
+// form and 0.77-0.78 in the 8x512 one; at D = 40000 the 8x512 form was 7-10 % faster, and so was
+// the plain backward everywhere; the cut between 40000 and 65536 is not measured).
 inline constexpr ClusterShape kCluster16Wide{4, 2, 1024, 1};
-inline constexpr std::int64_t kClusterWideMinDim = 32768;
+inline constexpr std::int64_t kClusterWideMinDim = 49152;
 template <typename T, bool kWide = false>
 inline constexpr ClusterShape cluster_shape_of = sizeof(T) == 2 ? (kWide ? kCluster16Wide : kCluster16) : kCluster32;
 inline bool cluster_wide(DType t, std::int64_t dim, bool residual) {
