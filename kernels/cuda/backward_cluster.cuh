@@ -57,15 +57,27 @@ struct ClusterShape {
 };
 inline constexpr ClusterShape kCluster16{8, 2, 512, 2};
 inline constexpr ClusterShape kCluster32{8, 1, 1024, 1};
-template <typename T>
-inline constexpr ClusterShape cluster_shape_of = sizeof(T) == 2 ? kCluster16 : kCluster32;
-inline ClusterShape cluster_shape_for(DType t) { return size_of(t) == 2 ? kCluster16 : kCluster32; }
+// kWide: the fused-add backward of 16-bit rows over kClusterWideMinDim keeps 4 CTAs of up to 1024
+// threads, one per SM (H200, session 8: at D = 65536 the fused add ran 0.82 of the copy in that
+// form and 0.77-0.78 in the 8x512 one; at D = 40000 the 8x512 form was 7-10 % faster, and so was
+// the plain backward everywhere; the cut between 40000 and 65536 is not measured).
+inline constexpr ClusterShape kCluster16Wide{4, 2, 1024, 1};
+inline constexpr std::int64_t kClusterWideMinDim = 49152;
+template <typename T, bool kWide = false>
+inline constexpr ClusterShape cluster_shape_of = sizeof(T) == 2 ? (kWide ? kCluster16Wide : kCluster16) : kCluster32;
+inline bool cluster_wide(DType t, std::int64_t dim, bool residual) {
+  return size_of(t) == 2 && residual && dim > kClusterWideMinDim;
+}
+inline ClusterShape cluster_shape_for(DType t, bool wide = false) {
+  return size_of(t) == 2 ? (wide ? kCluster16Wide : kCluster16) : kCluster32;
+}
 inline constexpr int kClusterMaxCtas = 8;
 inline constexpr int kClusterMaxThreads = 1024;
 inline constexpr std::int64_t kClusterMaxDim = 65536;  // 8 x 512 x 2 x 8 (16-bit), 8 x 1024 x 8 (fp32)
 static_assert(std::int64_t{kCluster16.ctas} * kCluster16.max_threads * kCluster16.slots * kChunk == kClusterMaxDim &&
+                  std::int64_t{kCluster16Wide.ctas} * kCluster16Wide.max_threads * kCluster16Wide.slots * kChunk == kClusterMaxDim &&
                   std::int64_t{kCluster32.ctas} * kCluster32.max_threads * kCluster32.slots * kChunk == kClusterMaxDim,
-              "both shapes reach D = 65536");
+              "every shape reaches D = 65536");
 static_assert(kCluster16.max_threads <= kClusterMaxThreads && kCluster32.max_threads <= kClusterMaxThreads &&
                   kCluster16.max_threads * kCluster16.min_blocks <= 2048 && kCluster32.max_threads * kCluster32.min_blocks <= 2048,
               "a CTA's threads, and the CTAs an SM is asked to hold");
@@ -80,21 +92,21 @@ inline int cluster_threads(std::int64_t dim, ClusterShape cs) {
 // Declared (a function of D alone): the longer chain and the deeper tree of the two shapes.
 inline AccumShape cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kCluster16, kCluster32}) {
+  for (const ClusterShape cs : {kCluster16, kCluster16Wide, kCluster32}) {
     s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
     s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
   }
   return s;
 }
 
-template <typename T, typename G>
-__global__ void __cluster_dims__(cluster_shape_of<T>.ctas, 1, 1)
-    __launch_bounds__(cluster_shape_of<T>.max_threads, cluster_shape_of<T>.min_blocks)
+template <typename T, typename G, bool kWide = false>
+__global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
+    __launch_bounds__(cluster_shape_of<T, kWide>.max_threads, cluster_shape_of<T, kWide>.min_blocks)
     backward_cluster_kernel(Params<T, G> p, std::int64_t slice_chunks) {
   namespace cg = cooperative_groups;
   constexpr Mutant M = Mutant::none;
-  constexpr int kClusterCtas = cluster_shape_of<T>.ctas;
-  constexpr int kClusterSlots = cluster_shape_of<T>.slots;
+  constexpr int kClusterCtas = cluster_shape_of<T, kWide>.ctas;
+  constexpr int kClusterSlots = cluster_shape_of<T, kWide>.slots;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   __shared__ float reduce_buf[2][kWarp];
   __shared__ float cluster_slots[2][kClusterCtas];
@@ -233,54 +245,53 @@ __global__ void __cluster_dims__(cluster_shape_of<T>.ctas, 1, 1)
 
 // Co-resident clusters of the type's shape at `threads` a CTA, from the occupancy calculator — a
 // function of the device, the shape and the block size (cached); 0 when none fits or no device.
-template <typename T>
+template <typename T, bool kWide>
 inline std::int64_t cluster_programs(int threads) {
   constexpr int kSizes = kClusterMaxThreads / kWarp;
   static std::int64_t cached[64][kSizes + 1] = {};
   int dev = 0;
-  if (threads <= 0 || threads > cluster_shape_of<T>.max_threads || cudaGetDevice(&dev) != cudaSuccess) {
+  if (threads <= 0 || threads > cluster_shape_of<T, kWide>.max_threads || cudaGetDevice(&dev) != cudaSuccess) {
     (void)cudaGetLastError();
     return 0;
   }
   const int slot = static_cast<int>(ceil_div(threads, kWarp));
   if (dev >= 0 && dev < 64 && cached[dev][slot] > 0) return cached[dev][slot];
   cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(cluster_shape_of<T>.ctas, 1, 1);
+  cfg.gridDim = dim3(cluster_shape_of<T, kWide>.ctas, 1, 1);
   cfg.blockDim = dim3(static_cast<unsigned>(slot * kWarp), 1, 1);
   cfg.dynamicSmemBytes = 0;
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, backward_cluster_kernel<T, T>, &cfg) != cudaSuccess || n <= 0) {
+  if (cudaOccupancyMaxActiveClusters(&n, backward_cluster_kernel<T, T, kWide>, &cfg) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
   if (dev >= 0 && dev < 64) cached[dev][slot] = n;
   return n;
 }
-inline std::int64_t cluster_programs_for(DType t, int threads) {
-  return size_of(t) == 2 ? cluster_programs<__nv_bfloat16>(threads) : cluster_programs<float>(threads);
+inline std::int64_t cluster_programs_for(DType t, bool wide, int threads) {
+  if (size_of(t) != 2) return cluster_programs<float, false>(threads);
+  return wide ? cluster_programs<__nv_bfloat16, true>(threads) : cluster_programs<__nv_bfloat16, false>(threads);
 }
 // Clusters launched for R rows at `threads` a CTA: the co-resident ones, at most P (the workspace
 // holds P partial rows) and at most ceil(R / 2), so that a cluster chains two rows or more: every
 // cluster writes a D-wide fp32 partial row that stage 2 reads, and with one row per cluster those
 // partials are 2/3 of the rows' own bytes (16-bit; the 64-row cases ran 4-25 % slower than at 33
 // clusters, session 8). Both the launcher and the declared dg chain use it.
-inline std::int64_t cluster_count_at(DType t, int threads, std::int64_t rows) {
-  const std::int64_t q = cluster_programs_for(t, threads);
+inline std::int64_t cluster_count_at(DType t, bool wide, int threads, std::int64_t rows) {
+  const std::int64_t q = cluster_programs_for(t, wide, threads);
   return std::min({q, programs(), ceil_div(rows, 2)});
 }
-inline std::int64_t cluster_count(DType t, std::int64_t dim, std::int64_t rows) {
-  return cluster_count_at(t, cluster_threads(dim, cluster_shape_for(t)), rows);
-}
 
-// Declared for R rows: the longest dg chain over the cluster counts any D can launch, both row
-// types (a cluster chains ceil(R / q) rows; stage 2 adds ceil(q / lanes) per lane, then its tree).
+// Declared for R rows: the longest dg chain over the cluster counts any D can launch, every shape
+// (a cluster chains ceil(R / q) rows; stage 2 adds ceil(q / lanes) per lane, then its tree).
 inline AccumShape cluster_dg_shape(std::int64_t rows) {
   AccumShape s;
   s.tree_depth = ceil_log2(kStage2Lanes);
   const std::int64_t r = std::max<std::int64_t>(rows, 1);
-  for (const DType t : {DType::bf16, DType::f32})
-    for (int threads = kWarp; threads <= cluster_shape_for(t).max_threads; threads += kWarp) {
-      const std::int64_t q = std::max<std::int64_t>(cluster_count_at(t, threads, r), 1);
+  struct Form { DType t; bool wide; };
+  for (const Form f : {Form{DType::bf16, false}, Form{DType::bf16, true}, Form{DType::f32, false}})
+    for (int threads = kWarp; threads <= cluster_shape_for(f.t, f.wide).max_threads; threads += kWarp) {
+      const std::int64_t q = std::max<std::int64_t>(cluster_count_at(f.t, f.wide, threads, r), 1);
       s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
     }
   return s;
@@ -295,23 +306,31 @@ inline Status cluster_can_implement(const BackwardArgs& a) {
     return Status::fail(Code::unsupported, "D < " + std::to_string(min_dim) + " for this type (one block holds the row)");
   if (a.dim > kClusterMaxDim) return Status::fail(Code::unsupported, "D > 65536 (a cluster's CTAs x 1024 threads x its chunks x 8)");
   if (a.rows > 0 && !all_aligned(a)) return Status::fail(Code::misaligned, "16-byte vector accesses need every row and g aligned");
-  if (cluster_programs_for(a.x.type, cluster_shape_for(a.x.type).max_threads) <= 0)
-    return Status::fail(Code::unsupported, "no co-resident " + std::to_string(cluster_shape_for(a.x.type).ctas) + "-CTA cluster on this device");
+  const bool wide = cluster_wide(a.x.type, a.dim, a.dresidual.data != nullptr);
+  if (cluster_programs_for(a.x.type, wide, cluster_shape_for(a.x.type, wide).max_threads) <= 0)
+    return Status::fail(Code::unsupported, "no co-resident " + std::to_string(cluster_shape_for(a.x.type, wide).ctas) + "-CTA cluster on this device");
   return Status::success();
 }
 
 inline Status cluster_launch(const BackwardArgs& a) {
   // The programs are the q clusters, each writing one partial row: q ≤ min(P, R) rows of the
   // workspace.
-  const ClusterShape cs = cluster_shape_for(a.x.type);
+  const bool wide = cluster_wide(a.x.type, a.dim, a.dresidual.data != nullptr);
+  const ClusterShape cs = cluster_shape_for(a.x.type, wide);
   const int threads = cluster_threads(a.dim, cs);
-  const std::int64_t q = cluster_count(a.x.type, a.dim, a.rows);
+  const std::int64_t q = cluster_count_at(a.x.type, wide, threads, a.rows);
   if (q <= 0) return no_programs();
   return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
-    backward_cluster_kernel<T, G><<<static_cast<unsigned>(clusters * cluster_shape_of<T>.ctas), threads, 0, st>>>(
-        p, cluster_slice_chunks(a.dim, cs));
+    const std::int64_t slice = cluster_slice_chunks(a.dim, cs);
+    if constexpr (sizeof(T) == 2) {
+      if (wide) {
+        backward_cluster_kernel<T, G, true><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+        return;
+      }
+    }
+    backward_cluster_kernel<T, G><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
   });
 }
 

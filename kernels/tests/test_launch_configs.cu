@@ -78,9 +78,12 @@ int main() {
       }
     }
     const std::int64_t cluster_min = elem == 2 ? kClusterMinDim16 : kClusterMinDim32;
-    for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d) {
-      const std::string at = "cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      const ClusterShape cs = elem == 2 ? kCluster16 : kCluster32;
+    for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d)
+      for (const bool residual : {false, true}) {
+      const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
+      const bool wide = cluster_wide(row_type, d, residual);
+      const std::string at = "cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (wide ? " (wide)" : "");
+      const ClusterShape cs = cluster_shape_for(row_type, wide);
       const std::int64_t slice = cluster_slice_chunks(d, cs);
       const int threads = cluster_threads(d, cs);
       if (threads % 32 != 0 || threads > cs.max_threads || std::int64_t{threads} * cs.slots < slice)
