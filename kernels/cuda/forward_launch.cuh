@@ -397,11 +397,15 @@ Status run_block_row(const ForwardArgs& a) {
     // at 32768 rows; 3-6 % slower at 4096). Elsewhere it was slower: the fused add alone 4-15 %,
     // fp32 plain 3-7 %, fp32 fused add + FP8 3-6 %. The wave is the blocks of that kernel that fit
     // on the device at once (cached per device and block size); with no more rows than a wave
-    // there is nothing to prefetch for.
+    // there is nothing to prefetch for. The fp32 FP8 forward keeps main's kernel up to
+    // kEarlyWeightsMaxRows rows (session 9: 4 % slower at R = 64, where no row is ahead). The
+    // bits are the same either way (one body), so a row's output does not depend on R.
     constexpr bool kAheadForm = M == Mutant::none && ((sizeof(T) == 2 && !kQ && !kA) || (sizeof(T) == 4 && kQ && !kA) ||
                                                       (sizeof(T) == 2 && kQ && kA));
     if constexpr (kAheadForm) {
-      const bool ahead_here = sizeof(T) == 4 ? true : kQ ? a.rows >= kBlockRowAheadMinRowsAddQuant16 : a.dim > kBlockRowAheadMinDim16;
+      const bool ahead_here = sizeof(T) == 4  ? a.rows > kEarlyWeightsMaxRows
+                              : kQ            ? a.rows >= kBlockRowAheadMinRowsAddQuant16
+                                              : a.dim > kBlockRowAheadMinDim16;
       if (ahead_here) {
         auto kernel = fwd_regs_ahead_kernel<T, G, kQ, kA, kBlockRowIters>;
         constexpr int kSlots = kBlockRowMaxThreads<T, kQ> / kWarp;
