@@ -401,7 +401,7 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
   REQUIRE(v != nullptr);
   if (!selected(name)) return;
   struct Types { DType x, g, dg; bool add; };
-  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::bf16, true},
+  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
                          {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
   harness::Layout shifted;  // every tensor at its own element offset: leads differ per tensor
   shifted.x_offset = 1;
