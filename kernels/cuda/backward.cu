@@ -16,7 +16,7 @@
 //                             a tile of consecutive rows copied as one span of 16-byte cp.async
 //                             vectors into shared memory, dx back the same way
 //                             (backward_packed.cuh); the dispatcher takes it for misaligned
-//                             packed rows from D = 513 (odd D).
+//                             packed rows where it measured faster (packed_preferred).
 //   bwd.persistent_rows.vec8  P = 2·SMs persistent programs; a row stays in registers between its
 //                             reduction and its dx pass (D ≤ 8192, 16-bit rows to 16384; a warp
 //                             per row up to D = 512), larger D falls back to the re-reading kernel. 16-byte accesses
@@ -100,7 +100,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
-      "one program per SM, tiles of 1-8 packed rows copied as 16-byte vectors into shared-memory stages, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows from D = 513",
+      "one program per SM, tiles of 1-8 packed rows copied as 16-byte vectors into shared-memory stages, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of 513<=D<=1536 from R = 4096 and of D > 4096",
       packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
       kPackedMaxDim16, false, 1, kPackedMaxDim32);
   out.back().packed_rows = true;

@@ -61,8 +61,11 @@ inline constexpr int kPackedWideMaxThreads =
     static_cast<int>((kPackedMaxDim16 + kPackedPerThreadWide - 1) / kPackedPerThreadWide + kWarp - 1) / kWarp * kWarp;
 inline constexpr int kPackedMinStages = 3;
 inline constexpr std::size_t kPackedSmem = 200 * 1024;  // the stages and the two dx buffers
-// Below this D the dispatcher keeps bwd.persistent_rows (a warp per row), not measured against it.
+// The dispatch hint (packed_preferred, below): where it measured faster than bwd.persistent_rows.
 inline constexpr std::int64_t kPackedPreferredMinDim = 513;
+inline constexpr std::int64_t kPackedPreferredNarrowMaxDim = 1536;
+inline constexpr std::int64_t kPackedPreferredNarrowMinRows = 4096;
+inline constexpr std::int64_t kPackedPreferredWideMinDim = 4097;
 
 // From D alone: G threads per row (a multiple of 32, ≤ 768), M columns per thread, TR rows per
 // tile (as many groups as fit 768 threads, at most 8).
@@ -340,10 +343,20 @@ inline Status packed_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatcher takes it for packed rows that are not all 16-byte aligned (aligned rows have
-// the vector variants) from D = kPackedPreferredMinDim.
+// The dispatch hint, for packed rows that are not all 16-byte aligned (aligned rows have the
+// vector variants), from its time against bwd.persistent_rows on the H200 (session 9, two A/B
+// pairs, bf16 and fp32, backward and fused add, R = 1-32768; base time / this one):
+//   D = 4097, 6145, 8191 (16-bit): 0.99-2.19 at every R (8191: 1.34-2.19);
+//   D = 513, 1025 from R = 4096: 1.01-1.94; at R = 1-64 0.49-0.68 (the one-block-per-SM set-up
+//     and its 148 KB of stages cost more than a row takes), at R = 512 0.90-0.99;
+//   D = 2049: 0.74-1.30, mixed (faster at R = 512, 16-bit 0.82-1.0 from 4096).
+// Why it is not faster everywhere: ncu at 32768 x 1025 (session 9) shows 72 % of the issue
+// slots busy, 3.8 warp instructions per element: a thread works on 7 elements per tile and pays
+// the tile's copies, stores, wait, barrier and index arithmetic for them (NEXT.md).
 inline bool packed_preferred(const BackwardArgs& a) {
-  return a.dim >= kPackedPreferredMinDim && !all_aligned(a);
+  if (all_aligned(a)) return false;
+  if (a.dim >= kPackedPreferredWideMinDim) return true;
+  return a.dim >= kPackedPreferredMinDim && a.dim <= kPackedPreferredNarrowMaxDim && a.rows >= kPackedPreferredNarrowMinRows;
 }
 
 inline Status packed_launch(const BackwardArgs& a) {
