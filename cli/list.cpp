@@ -48,7 +48,8 @@ void print_variants(const std::string& pattern, bool mutants) {
     if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
       std::printf(" (fp32 rows: %lld <= D <= %lld)", static_cast<long long>(v.min_dim_for(rmsnorm::DType::f32)),
                   static_cast<long long>(v.max_dim_for(rmsnorm::DType::f32)));
-    std::printf("%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment");
+    std::printf("%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
+                v.packed_rows ? ", packed rows (stride = D)" : "");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());

@@ -356,7 +356,7 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     const std::int64_t lo = range_lo(std::min(d.target_min_dim, f32_lo));
     const std::int64_t hi = std::min(std::max(d.target_max_dim, f32_hi), d.max_dim);
     const bool outside = c.dim < lo || c.dim > hi;
-    if (lo <= hi && (outside || d.target_aligned) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
+    if (lo <= hi && (outside || d.target_aligned || d.target_packed) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
       aimed = true;
       if (outside) c.dim = draw_dim_in(ch, lo, hi);
       if (d.target_aligned && hi >= 8) {
@@ -403,7 +403,8 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
 
   if (d.layouts) {
     const std::size_t kind = d.force_layout ? 3 : ch.pick({5, 2, 2, 2});
-    const bool pads = kind == 1 || kind == 3, offsets = kind == 2 || kind == 3;
+    // A draw aimed at a variant of packed rows has no pads (its offsets stay: misaligned bases).
+    const bool pads = (kind == 1 || kind == 3) && !(aimed && d.target_packed), offsets = kind == 2 || kind == 3;
     // A forced layout (P8, P15) is, half the time, strided but 16-byte aligned throughout: pads
     // of 8k elements, no offsets, D a multiple of 8. Otherwise nearly every draw is misaligned
     // somewhere and the vector paths decline it (seen on the H200: P15 checked 0 of 40 cases

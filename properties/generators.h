@@ -141,15 +141,18 @@ struct Domain {
   std::int64_t target_min_dim = 0, target_max_dim = 0;          // 16-bit rows
   std::int64_t target_f32_min_dim = 0, target_f32_max_dim = 0;  // fp32 rows
   bool target_aligned = false;
+  bool target_packed = false;  // aimed draws have no row pads (a variant of packed rows only)
   bool target_always = false;  // every draw aims (a property of very few cases: P18)
 
-  // Aim at variant v: its declared D ranges and layout (Variant::min_dim_for(), aligned_rows).
+  // Aim at variant v: its declared D ranges and layout (Variant::min_dim_for(), aligned_rows,
+  // packed_rows).
   void aim_at(const rmsnorm::Variant& v) {
     target_min_dim = v.min_dim;
     target_max_dim = v.max_dim;
     target_f32_min_dim = v.min_dim_for(rmsnorm::DType::f32);
     target_f32_max_dim = v.max_dim_for(rmsnorm::DType::f32);
     target_aligned = v.aligned_rows;
+    target_packed = v.packed_rows;
   }
 };
 

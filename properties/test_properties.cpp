@@ -64,6 +64,12 @@ void run_on(const char* id, Memory where, Budget budget) {
       std::cout << id << ": not applicable to " << v.name << ": all " << r.rejected << " cases declined" << std::endl;
       continue;
     }
+    if (r.checked == 0 && r.not_applicable > 0 && !r.failed) {
+      // The property itself does not apply to this variant (P18 on a variant of packed rows
+      // only): not applicable, with the check's reason.
+      std::cout << id << ": not applicable to " << v.name << ": " << r.not_applicable_reason << std::endl;
+      continue;
+    }
     // A variant that checked nothing and declined nothing was not tested: say so, never pass.
     CHECK(r.checked > 0);
     total_checked += r.checked;
@@ -277,6 +283,15 @@ namespace {
 
 // Every vector-accessed tensor of the case has 16-byte row starts (8 bytes for FP8 outputs):
 // the harness puts each base `offset` elements past a 256-byte boundary, rows `D + pad` apart.
+// Every row tensor of the case is packed (row stride = D), as a variant of packed rows only
+// (Variant::packed_rows) needs.
+bool packed(const harness::Case& c) {
+  const harness::Layout& l = c.layout;
+  if (c.rows <= 1) return true;
+  if (c.is_forward()) return l.x_pad == 0 && l.y_pad == 0 && (!c.has_add() || l.o_pad == 0);
+  return l.x_pad == 0 && l.dy_pad == 0 && l.dx_pad == 0 && (c.op != rmsnorm::Op::add_backward || l.dres_pad == 0);
+}
+
 bool vector_aligned(const harness::Case& c) {
   const harness::Layout& l = c.layout;
   auto rows_ok = [&](std::int64_t pad, std::int64_t offset, rmsnorm::DType t, std::int64_t bytes) {
@@ -471,6 +486,39 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
   }
 }
 
+// A variant of packed rows only (bwd.packed_rows.vec8) declines every case with row pads; P8 and
+// P15 force pads on every draw, so without aiming it would check none of them. Aimed draws keep
+// their misaligned offsets and drop the pads: a fifth of the draws at least are packed, inside
+// its range, and (where the property forces layouts) misaligned.
+TEST_CASE("property draws for a variant of packed rows give packed rows, misaligned ones among them", "[property]") {
+  rmsnorm::Variant v;
+  v.name = "test.packed";
+  v.memory = rmsnorm::Memory::device;
+  v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
+  v.min_dim = 1;
+  v.max_dim = 8192;
+  v.f32_min_dim = 1;
+  v.f32_max_dim = 4096;  // as bwd.packed_rows.vec8
+  v.packed_rows = true;
+  // (P18 is not applicable to it: check_large_offsets; the GPU test covers its 64-bit offsets.)
+  for (const char* id : {"P2", "P8", "P10", "P11", "P12", "P15", "P16"}) {
+    const PropertyInfo* p = properties::find_property(id);
+    REQUIRE(p != nullptr);
+    int taken = 0, misaligned = 0;
+    const int draws = 300;
+    for (int i = 0; i < draws; ++i) {
+      generators::RngChooser ch(0xb2e00000u + static_cast<std::uint64_t>(i));
+      const harness::Case c = properties::draw_property_case(*p, ch, &v);
+      if (!v.declares(c.dim, c.x_type) || !packed(c)) continue;
+      ++taken;
+      if (!vector_aligned(c)) ++misaligned;
+    }
+    CAPTURE(id, taken, misaligned, draws);
+    CHECK(taken >= draws / 5);
+    if (std::string(id) == "P8" || std::string(id) == "P15") CHECK(misaligned >= draws / 5);
+  }
+}
+
 // Corpus replay is part of every certificate; a variant with no case in its range is certified
 // on none (seen on the H200: bwd.staged_rows and bwd.cluster_rows replayed 0 of 47 case files).
 // Every product variant, CUDA ones included (the registry is the same without a GPU), has for
@@ -501,6 +549,7 @@ TEST_CASE("the corpus holds cases inside every product variant's declared range"
         claims = true;
         if (!v.declares(c.dim, c.x_type)) continue;
         if (v.aligned_rows && !vector_aligned(c)) continue;
+        if (v.packed_rows && !packed(c)) continue;
         ++inside;
       }
       if (!claims) continue;

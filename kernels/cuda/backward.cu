@@ -12,6 +12,11 @@
 //                             4-CTA thread-block cluster, each CTA a column slice in registers,
 //                             the row sum exchanged through distributed shared memory
 //                             (backward_cluster.cuh).
+//   bwd.packed_rows.vec8      packed rows (stride = D) of any alignment, D ≤ 8192 (fp32 ≤ 4096):
+//                             a tile of consecutive rows copied as one span of 16-byte cp.async
+//                             vectors into shared memory, dx back the same way
+//                             (backward_packed.cuh); the dispatcher takes it for misaligned
+//                             packed rows where it measured faster (packed_preferred).
 //   bwd.persistent_rows.vec8  P = 2·SMs persistent programs; a row stays in registers between its
 //                             reduction and its dx pass (D ≤ 8192, 16-bit rows to 16384; a warp
 //                             per row up to D = 512), larger D falls back to the re-reading kernel. 16-byte accesses
@@ -21,6 +26,7 @@
 //                             accumulated in the workspace. Any D up to 2^24.
 // All: dg in two deterministic stages, workspace = min(P, R)·D fp32 (Variant::workspace_bytes).
 #include "backward_cluster.cuh"
+#include "backward_packed.cuh"
 #include "backward_staged.cuh"
 #include "registration.h"
 
@@ -93,6 +99,12 @@ void register_backward_variants(std::vector<Variant>& out) {
       "one row over a 4-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
+  add("bwd.packed_rows.vec8",
+      "one program per SM, tiles of 1-8 packed rows copied as 16-byte vectors into shared-memory stages, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of 513<=D<=1536 from R = 4096 and of D > 4096",
+      packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
+      kPackedMaxDim16, false, 1, kPackedMaxDim32);
+  out.back().packed_rows = true;
+  out.back().preferred_backward = packed_preferred;
   add("bwd.persistent_rows.vec8",
       "persistent programs, row in registers (D<=8192, 16-bit to 16384; warp per row to 512), two-stage dg",
       product_can, run_checked<product_can, persistent_launch>, persistent_row_shape, persistent_dg_shape, 1, kMaxDim,

@@ -720,65 +720,6 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
 // Element row: any alignment, the row in registers
 // ---------------------------------------------------------------------------------------------
 
-// Realigned row I/O (fwd.realigned_row). A row that does not start on a 16-byte boundary (odd
-// D, odd strides, offset bases) moves between global and shared memory as 16-byte vectors: the
-// elements before the row's first 16-byte boundary and after its last one element by element,
-// the rest as aligned vectors — never a byte outside the row. In the shared buffer element j
-// sits at lead + j, lead = (row address mod 16) / element size, so the vectors are aligned there
-// too. A buffer holds a row of D elements of `elem` bytes (or fewer bytes: FP8 output) and its
-// lead.
-__host__ __device__ constexpr std::int64_t realign_buffer_bytes(std::int64_t dim, std::size_t elem) {
-  return (dim * static_cast<std::int64_t>(elem) + 16 + 15) / 16 * 16;
-}
-template <typename E>
-__device__ __forceinline__ int realign_lead(const E* row) {
-  return static_cast<int>((reinterpret_cast<std::uintptr_t>(row) & 15u) / sizeof(E));
-}
-// The aligned middle of a row of D elements: head elements before it, nvec vectors in it.
-template <typename E>
-__device__ __forceinline__ void realign_span(int lead, int D, int& head, int& nvec) {
-  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
-  head = lead == 0 ? 0 : min(D, kPer - lead);
-  nvec = (D - head) / kPer;
-}
-// Bit patterns are copied as they are (integer types of the element's size): NaN payloads too.
-template <typename E>
-using RawOf = std::conditional_t<sizeof(E) == 1, unsigned char, std::conditional_t<sizeof(E) == 2, unsigned short, unsigned>>;
-// Moves a row of D elements between global memory and a shared buffer by the block's B
-// threads: kLoad row → buffer (buf[lead + j] = row[j]), else buffer → row; returns lead. The
-// caller synchronizes between writing a buffer and reading it.
-template <bool kLoad, typename E>
-__device__ __forceinline__ int realign_copy(E* buf, E* row, int D, int t, int B) {
-  using R = RawOf<E>;
-  constexpr int kPer = 16 / static_cast<int>(sizeof(E));
-  const int lead = realign_lead(row);
-  int head = 0, nvec = 0;
-  realign_span<E>(lead, D, head, nvec);
-  uint4* rv = reinterpret_cast<uint4*>(row + head);
-  uint4* bv = reinterpret_cast<uint4*>(buf + lead + head);
-  for (int v = t; v < nvec; v += B) {
-    if constexpr (kLoad) bv[v] = __ldcs(rv + v);  // each row is read once
-    else __stcs(rv + v, bv[v]);
-  }
-  R* r = reinterpret_cast<R*>(row);
-  R* b = reinterpret_cast<R*>(buf + lead);
-  auto move = [&](int j) {
-    if constexpr (kLoad) b[j] = r[j];
-    else r[j] = b[j];
-  };
-  for (int j = t; j < head; j += B) move(j);
-  for (int j = head + nvec * kPer + t; j < D; j += B) move(j);
-  return lead;
-}
-template <typename E>
-__device__ __forceinline__ int realign_load(E* buf, const E* row, int D, int t, int B) {
-  return realign_copy<true>(buf, const_cast<E*>(row), D, t, B);  // the row is only read
-}
-template <typename E>
-__device__ __forceinline__ void realign_store(E* row, const E* buf, int D, int t, int B) {
-  realign_copy<false>(const_cast<E*>(buf), row, D, t, B);  // the buffer is only read
-}
-
 inline constexpr int kElementSlots = 16;          // elements per thread
 inline constexpr int kElementMaxThreads = 512;    // so D <= 8192 (128 registers: no spill)
 inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / static_cast<int>(kQuantGroup);

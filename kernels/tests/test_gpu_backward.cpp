@@ -2,6 +2,7 @@
 // P18, P19): every non-mutant device variant against the oracle's per-element bounds, laid out in
 // poisoned memory by the harness. Every case comes from a printed 64-bit seed; a failure prints
 // the seed, the case and the harness's one-line summary.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -386,6 +387,72 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
   }
 }
 
+// bwd.packed_rows moves tiles of consecutive packed rows as one span of 16-byte vectors: every
+// tile of an odd width starts at another alignment, a vector at a tile's edge holds the
+// neighbouring tile's elements (read, never used, never written), and the tensor's first and last
+// vectors reach outside it (element loads, short copies). R·D = 2^23: 4-16 tiles per program, so
+// the stage ring wraps; shifted bases (each tensor its own lead), in place (dx over dy), the
+// fused add. Each run passes the oracle (the harness's guard bands catch a write outside the
+// tensors), repeats bitwise, and its first rows are bitwise those of a batch of 37 rows: a row's
+// dx does not depend on its tile, its lead or R.
+TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exact at their edges, batch invariant", "[gpu]") {
+  const char* name = "bwd.packed_rows.vec8";
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  REQUIRE(v != nullptr);
+  if (!selected(name)) return;
+  struct Types { DType x, g, dg; bool add; };
+  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
+                         {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
+  harness::Layout shifted;  // every tensor at its own element offset: leads differ per tensor
+  shifted.x_offset = 1;
+  shifted.dy_offset = 3;
+  shifted.dx_offset = 6;
+  shifted.dres_offset = 5;
+  shifted.g_offset = 1;
+  harness::Layout in_place;
+  in_place.in_place = true;
+  in_place.dy_offset = 2;
+  in_place.dx_offset = 2;
+  int ran = 0;
+  for (const std::int64_t d : {std::int64_t{1}, std::int64_t{7}, std::int64_t{33}, std::int64_t{257}, std::int64_t{1025},
+                               std::int64_t{2049}, std::int64_t{4097}, std::int64_t{6145}, std::int64_t{8191}})
+    for (std::size_t ti = 0; ti < std::size(types); ++ti)
+      for (const harness::Layout* layout : {&shifted, &in_place}) {
+        Spec s;
+        s.rows = std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000);
+        s.dim = d;
+        s.x = types[ti].x;
+        s.g = types[ti].g;
+        s.dg = types[ti].dg;
+        s.add = types[ti].add;
+        s.zero_rows_every = 89;
+        s.seed = seed_of(static_cast<std::uint64_t>(d), ti, layout == &shifted ? 307 : 311);
+        if (!require_pass(*v, s, *layout)) continue;
+        ++ran;
+        const oracle::BackwardCase c = make_case(s);
+        const harness::RawBackward a = harness::execute_backward(*v, c, *layout);
+        const harness::RawBackward b = harness::execute_backward(*v, c, *layout);
+        oracle::BackwardCase head = c;  // the first 37 rows alone
+        const std::int64_t k = 37;
+        const auto n = static_cast<std::size_t>(k * d);
+        head.rows = k;
+        head.x.resize(n);
+        head.dy.resize(n);
+        if (!head.dresidual.empty()) head.dresidual.resize(n);
+        head.rstd.resize(static_cast<std::size_t>(k));
+        const harness::RawBackward h = harness::execute_backward(*v, head, *layout);
+        INFO("variant=" << name << " " << s.describe() << " layout=" << layout->to_string());
+        REQUIRE(a.status.ok());
+        REQUIRE(h.status.ok());
+        CHECK(a.result.dx == b.result.dx);
+        CHECK(a.result.dg == b.result.dg);
+        REQUIRE(h.result.dx.size() == n);
+        CHECK(std::equal(h.result.dx.begin(), h.result.dx.end(), a.result.dx.begin()));
+      }
+  INFO("variant=" << name);
+  CHECK(ran == 66);  // 72 cases less fp32 rows over 4096 (6: declined)
+}
+
 // The dispatch hint of bwd.staged_streams (kernels/cuda/backward_staged.cuh, streams_preferred):
 // the dispatcher takes it for 16-bit rows from R = 512 and passes on to bwd.staged_rows below
 // that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
@@ -402,6 +469,16 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
+  // Packed rows that are not 16-byte aligned (odd D): bwd.packed_rows where it measured faster
+  // (backward_packed.cuh, packed_preferred): D = 513-1536 from R = 4096, D > 4096 at any R.
+  CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::bf16, 1, 8191) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::bf16, 4095, 1025) == "bwd.persistent_rows.vec8");  // fewer rows
+  CHECK(pick(DType::bf16, 32768, 2049) == "bwd.persistent_rows.vec8");  // 1536 < D <= 4096
+  CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows.vec8");   // fp32 beyond 4096
+  CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows.vec8");  // beyond 8192
+  CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");   // a warp per row below 513
   const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
   REQUIRE(streams != nullptr);
   REQUIRE(streams->preferred_backward != nullptr);

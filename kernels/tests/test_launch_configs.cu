@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backward_cluster.cuh"
+#include "backward_packed.cuh"
 #include "backward_staged.cuh"
 #include "forward_launch.cuh"
 
@@ -17,6 +18,7 @@ constexpr std::size_t kPerSM = 228 * 1024;
 constexpr std::size_t kReservedPerBlock = 1024;
 constexpr std::size_t kStaticSmem = 2 * 32 * sizeof(float) + 2 * 8 * sizeof(float);
 constexpr std::size_t kStreamsStaticSmem = 2 * rmsnorm::cuda::bwd::kStagedMaxStreams * 32 * sizeof(float);
+constexpr std::size_t kPackedStaticSmem = 2 * rmsnorm::cuda::bwd::kPackedMaxRows * 32 * sizeof(float);
 
 int failures = 0;
 void fail(const std::string& what) {
@@ -97,6 +99,43 @@ int main() {
         fail(at + ": declared tree too shallow");
       ++checked;
     }
+    // bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is TR
+    // groups within the instance's launch bounds; TR is one the declared dg chain counts; every
+    // width it declares fits 3 stages or more (only fp32 rows with the fused add may be
+    // declined), and the shared memory holds the stages, the dx buffers and the dg sums.
+    const std::int64_t packed_max = elem == 2 ? kPackedMaxDim16 : kPackedMaxDim32;
+    for (std::int64_t d = 1; d <= packed_max; ++d) {
+      const PackedConfig c = packed_config(d);
+      const std::string at = "packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      const int bound = c.per_thread > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads;
+      if (c.threads % 32 != 0 || c.threads < 32 || c.rows < 1 || c.rows > kPackedMaxRows || c.block() > bound)
+        fail(at + ": " + std::to_string(c.rows) + " rows of " + std::to_string(c.threads) + " threads");
+      if (c.per_thread != kPackedPerThread && !(c.per_thread == kPackedPerThreadWide && elem == 2))
+        fail(at + ": no instance of " + std::to_string(c.per_thread) + " columns a thread");
+      if (std::int64_t{c.threads} * c.per_thread < d) fail(at + ": the row is not covered");
+      const rmsnorm::AccumShape s = packed_row_shape(d);
+      if (s.per_thread < rmsnorm::cuda::bwd::ceil_div(d, c.threads) || s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32))
+        fail(at + ": declared row shape too small");
+      for (const bool residual : {false, true}) {
+        if (!packed_fits(d, elem, residual)) {
+          if (elem == 2 || !residual) fail(at + ": declines rows it should take");
+          continue;
+        }
+        const int stages = packed_stages(c, d, elem, residual);
+        const std::size_t smem = packed_smem(c, d, elem, residual);
+        if (stages < kPackedMinStages || stages > rmsnorm::cuda::kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
+        if (smem < 2 * packed_tile_bytes(c, d, elem) + static_cast<std::size_t>(stages) * packed_stage_bytes(c, d, elem, residual) ||
+            smem < 2 * packed_tile_bytes(c, d, elem) + static_cast<std::size_t>(c.rows) * d * sizeof(float))
+          fail(at + ": shared memory does not hold the stages, the dx buffers and the dg sums");
+        if (smem + kPackedStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+        ++checked;
+      }
+    }
+  }
+  // The dg chain bwd.packed_rows declares counts every tile row count packed_config() uses.
+  for (std::int64_t d = 1; d <= rmsnorm::cuda::bwd::kPackedMaxDim16; ++d) {
+    const int tr = packed_config(d).rows;
+    if (tr < 1 || tr > 8) fail("packed D=" + std::to_string(d) + ": tile rows " + std::to_string(tr) + " outside the declared 1-8");
   }
   // Forward: the register paths cover the row with their lanes × chunks, within their block
   // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a

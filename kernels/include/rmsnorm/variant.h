@@ -85,6 +85,7 @@ struct Variant {
   std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
   std::int64_t f32_min_dim = 0, f32_max_dim = 0;
   bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
+  bool packed_rows = false;   // takes packed rows only (every row stride = D), any alignment
 
   std::int64_t min_dim_for(DType x) const { return x == DType::f32 && f32_min_dim > 0 ? f32_min_dim : min_dim; }
   std::int64_t max_dim_for(DType x) const { return x == DType::f32 && f32_max_dim > 0 ? f32_max_dim : max_dim; }
