@@ -455,30 +455,49 @@ TEST_CASE("the layout properties draw vector-aligned and misaligned cases alike"
   }
 }
 
+namespace {
+
+// A device variant of the backward ops with this declared range, for the draw tests below.
+rmsnorm::Variant backward_test_variant(const char* name, std::int64_t min_dim, std::int64_t max_dim,
+                                       std::int64_t f32_min_dim, std::int64_t f32_max_dim) {
+  rmsnorm::Variant v;
+  v.name = name;
+  v.memory = rmsnorm::Memory::device;
+  v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
+  v.min_dim = min_dim;
+  v.max_dim = max_dim;
+  v.f32_min_dim = f32_min_dim;
+  v.f32_max_dim = f32_max_dim;
+  return v;
+}
+// `count` draws of property `id` aimed at v, seeds seed_base + i.
+std::vector<harness::Case> property_draws(const char* id, const rmsnorm::Variant& v, std::uint64_t seed_base, int count) {
+  const PropertyInfo* p = properties::find_property(id);
+  REQUIRE(p != nullptr);
+  std::vector<harness::Case> out;
+  for (int i = 0; i < count; ++i) {
+    generators::RngChooser ch(seed_base + static_cast<std::uint64_t>(i));
+    out.push_back(properties::draw_property_case(*p, ch, &v));
+  }
+  return out;
+}
+
+}  // namespace
+
 // A variant of a narrow range must meet more than stray cases: on the H200 the first
 // certificate of bwd.cluster_rows.vec8 (16384 < D <= 65536, aligned rows) checked 0 or 1 of 40
 // cases for most properties — every other draw was outside its range and declined. Draws for a
 // variant aim a third of their widths at its declared range (Variant::min_dim/max_dim) and, for
 // a variant of aligned rows only, at 16-byte aligned rows.
 TEST_CASE("property draws for a variant aim at its declared D range and layout", "[property]") {
-  rmsnorm::Variant v;
-  v.name = "test.narrow";
-  v.memory = rmsnorm::Memory::device;
-  v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
-  v.min_dim = 16385;
-  v.max_dim = 65536;
-  v.f32_min_dim = 8193;  // as bwd.cluster_rows.vec8: fp32 rows from 8193
+  // As bwd.cluster_rows.vec8: 16-bit rows from 16385, fp32 rows from 8193.
+  rmsnorm::Variant v = backward_test_variant("test.narrow", 16385, 65536, 8193, 0);
   v.aligned_rows = true;
   for (const char* id : {"P2", "P8", "P10", "P11", "P12", "P15", "P16", "P18"}) {
-    const PropertyInfo* p = properties::find_property(id);
-    REQUIRE(p != nullptr);
-    int in_range = 0;
     const int draws = 300;
-    for (int i = 0; i < draws; ++i) {
-      generators::RngChooser ch(0xa1e00000u + static_cast<std::uint64_t>(i));
-      const harness::Case c = properties::draw_property_case(*p, ch, &v);
+    int in_range = 0;
+    for (const harness::Case& c : property_draws(id, v, 0xa1e00000u, draws))
       if (v.declares(c.dim, c.x_type) && vector_aligned(c)) ++in_range;
-    }
     CAPTURE(id, in_range, draws);
     CHECK(in_range >= draws / 5);
     // P18 draws two cases per variant: both must be inside its range.
@@ -491,24 +510,13 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
 // their misaligned offsets and drop the pads: a fifth of the draws at least are packed, inside
 // its range, and (where the property forces layouts) misaligned.
 TEST_CASE("property draws for a variant of packed rows give packed rows, misaligned ones among them", "[property]") {
-  rmsnorm::Variant v;
-  v.name = "test.packed";
-  v.memory = rmsnorm::Memory::device;
-  v.ops = (1u << static_cast<int>(rmsnorm::Op::backward)) | (1u << static_cast<int>(rmsnorm::Op::add_backward));
-  v.min_dim = 1;
-  v.max_dim = 8192;
-  v.f32_min_dim = 1;
-  v.f32_max_dim = 4096;  // as bwd.packed_rows.vec8
+  rmsnorm::Variant v = backward_test_variant("test.packed", 1, 8192, 1, 4096);  // as bwd.packed_rows.vec8
   v.packed_rows = true;
   // (P18 is not applicable to it: check_large_offsets; the GPU test covers its 64-bit offsets.)
   for (const char* id : {"P2", "P8", "P10", "P11", "P12", "P15", "P16"}) {
-    const PropertyInfo* p = properties::find_property(id);
-    REQUIRE(p != nullptr);
-    int taken = 0, misaligned = 0;
     const int draws = 300;
-    for (int i = 0; i < draws; ++i) {
-      generators::RngChooser ch(0xb2e00000u + static_cast<std::uint64_t>(i));
-      const harness::Case c = properties::draw_property_case(*p, ch, &v);
+    int taken = 0, misaligned = 0;
+    for (const harness::Case& c : property_draws(id, v, 0xb2e00000u, draws)) {
       if (!v.declares(c.dim, c.x_type) || !packed(c)) continue;
       ++taken;
       if (!vector_aligned(c)) ++misaligned;
