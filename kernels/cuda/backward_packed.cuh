@@ -385,10 +385,9 @@ inline bool packed_preferred(const BackwardArgs& a) {
 
 inline Status packed_launch(const BackwardArgs& a) {
   const PackedConfig c = packed_config(a.dim, size_of(a.x.type));
-  // One program per SM, a tile of GR·RG rows per iteration: grid = min(SMs, tiles).
-  const std::int64_t sms = programs() / kProgramsPerSM;
-  if (sms <= 0) return no_programs();
-  const std::int64_t grid = std::min(sms, ceil_div(a.rows, c.tile_rows()));
+  // One program per SM, a tile of GR·RG rows per iteration.
+  const std::int64_t grid = one_per_sm_grid(a.rows, c.tile_rows());
+  if (grid <= 0) return no_programs();
   return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
     launch_packed<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
   });
