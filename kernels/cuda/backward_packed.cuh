@@ -43,63 +43,23 @@
 // not depend on its neighbours, its tile or its lead) and bitwise reproducible.
 #pragma once
 
-#include "async_copy.cuh"
 #include "backward_launch.cuh"
+#include "packed_tiles.cuh"
 
 namespace rmsnorm::cuda::bwd {
 
-inline constexpr std::int64_t kPackedMaxDim16 = 8192;
-inline constexpr std::int64_t kPackedMaxDim32 = 4096;  // wider fp32 tiles leave fewer than 3 stages
-inline constexpr int kPackedMaxThreads = 640;           // one block per SM: 20 warps, at most 96 registers
-inline constexpr int kPackedMaxGroups = 8;              // row groups per block
-inline constexpr int kPackedRowsPerGroup = 2;           // RG of the M = 8 instance
-inline constexpr int kPackedPerThread = 8;              // columns per thread up to D = 5120
-inline constexpr int kPackedPerThreadWide = 13;         // 5120 < D <= 8192 (16-bit rows), RG = 1
-// The wide instance's block: G for D = 8192 at 13 columns a thread (640 threads, 20 warps: 5 per
-// SM sub-partition), so its launch bounds allow 96 registers; the 768-thread bound (6 warps per
-// sub-partition) allows 80, where 12 columns a thread spilled 4 bytes.
-inline constexpr int kPackedWideMaxThreads =
-    static_cast<int>((kPackedMaxDim16 + kPackedPerThreadWide - 1) / kPackedPerThreadWide + kWarp - 1) / kWarp * kWarp;
-inline constexpr int kPackedMinStages = 3;
-inline constexpr std::size_t kPackedSmem = 200 * 1024;  // the stages
+inline constexpr std::int64_t kPackedMaxDim16 = kPackedMaxDim;
+inline constexpr std::int64_t kPackedMaxDim32 = 4096;  // wider fp32 rows: no instance (13 columns of fp32 weights and sums spill)
 // The dispatch hint (packed_preferred, below): where it measured faster than bwd.persistent_rows.
 inline constexpr std::int64_t kPackedPreferredMinDim = 513;
 inline constexpr std::int64_t kPackedPreferredNarrowMaxDim = 1536;
 inline constexpr std::int64_t kPackedPreferredNarrowMinRows = 4096;
 inline constexpr std::int64_t kPackedPreferredWideMinDim = 4097;
 
-// G threads per row (a multiple of 32, ≤ 640) and M columns per thread from D alone (the row's
-// accumulation shape depends on them only); then RG rows per group (2 while four stages of two
-// rows of each of three tensors fit the stage memory, else 1) and GR groups (as many as fit 640
-// threads, at most 8, and four stages of three tensors) from D and the element size: they set
-// only which rows a group chains for dg, and the declared dg chain covers every GR and RG.
-inline constexpr int kPackedPlannedStages = 4;
-struct PackedConfig {
-  int threads = 0;     // G
-  int per_thread = 0;  // M (the template instance; a thread owns ceil(D / G) ≤ M columns)
-  int groups = 1;      // GR
-  int per_group = 1;   // RG
-  int block() const { return threads * groups; }
-  int tile_rows() const { return groups * per_group; }
-};
+// The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
+inline constexpr int kPackedTensors = 3;
 inline PackedConfig packed_config(std::int64_t dim, std::size_t elem_bytes) {
-  PackedConfig c;
-  const bool wide = dim > std::int64_t{kPackedPerThread} * kPackedMaxThreads;
-  c.per_thread = wide ? kPackedPerThreadWide : kPackedPerThread;
-  c.threads = static_cast<int>(ceil_div(ceil_div(dim, c.per_thread), kWarp) * kWarp);
-  // Bytes of one row of the three tensors in the planned stages.
-  const std::size_t row_bytes = static_cast<std::size_t>(kPackedPlannedStages) * 3 * static_cast<std::size_t>(dim) * elem_bytes;
-  c.per_group = !wide && kPackedRowsPerGroup * row_bytes <= kPackedSmem ? kPackedRowsPerGroup : 1;
-  const std::int64_t by_smem = static_cast<std::int64_t>(kPackedSmem / (static_cast<std::size_t>(c.per_group) * row_bytes));
-  c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.threads)));
-  return c;
-}
-inline AccumShape packed_row_shape(std::int64_t dim) {
-  const PackedConfig c = packed_config(dim, 2);  // G does not depend on the element size
-  AccumShape s;
-  s.per_thread = std::min<std::int64_t>(ceil_div(dim, c.threads), dim);
-  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
-  return s;
+  return packed_tile_config(dim, elem_bytes, kPackedTensors);
 }
 // dg: a group chains its rows. A program has at most ceil(T / P) tiles (T = ceil(R / (GR·RG))
 // tiles, P ≤ the SM count programs), so a group at most RG·ceil(R / (P·GR·RG)) rows, an integer
@@ -111,27 +71,13 @@ inline AccumShape packed_dg_shape(std::int64_t rows) {
   s.per_thread += kPackedRowsPerGroup - 1;
   return s;
 }
-
 // Shared memory: S stages of [x, dy (, dres) tiles][GR·RG rstd].
-inline std::size_t packed_tile_bytes(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes) {
-  return static_cast<std::size_t>(realign_buffer_bytes(c.tile_rows() * dim, elem_bytes));
-}
-inline std::size_t packed_rstd_bytes(const PackedConfig& c) {
-  return (static_cast<std::size_t>(c.tile_rows()) * sizeof(float) + 15) / 16 * 16;
-}
 inline std::size_t packed_stage_bytes(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual) {
-  return (residual ? 3 : 2) * packed_tile_bytes(c, dim, elem_bytes) + packed_rstd_bytes(c);
+  return packed_ring_stage_bytes(c, dim, elem_bytes, residual ? 3 : 2, /*row_floats=*/true);
 }
-// Stages that fit (at most kMaxCopyStages); `tiles_per_program` > 0 caps them at what a program
-// has to hold: its tiles, plus the two of the ring's arithmetic (small R: less shared memory to
-// configure, and nothing copied for tiles that do not exist).
 inline int packed_stages(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual,
                          std::int64_t tiles_per_program = 0) {
-  const std::size_t fit = kPackedSmem / packed_stage_bytes(c, dim, elem_bytes, residual);
-  std::int64_t stages = static_cast<std::int64_t>(std::min<std::size_t>(fit, kMaxCopyStages));
-  if (tiles_per_program > 0 && stages >= kPackedMinStages)
-    stages = std::max<std::int64_t>(kPackedMinStages, std::min<std::int64_t>(stages, tiles_per_program + 2));
-  return static_cast<int>(stages);
+  return packed_ring_stages(packed_stage_bytes(c, dim, elem_bytes, residual), tiles_per_program);
 }
 // The dynamic shared memory of a launch with `stages` stages; at the end they hold the groups'
 // dg sums (GR·D floats), so it is at least that.
@@ -141,33 +87,6 @@ inline std::size_t packed_smem(const PackedConfig& c, std::int64_t dim, std::siz
 }
 inline bool packed_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
   return packed_stages(packed_config(dim, elem_bytes), dim, elem_bytes, residual) >= kPackedMinStages;
-}
-
-// Copies the n elements at element offset e0 of a packed tensor of `total` elements into
-// buf[lead + j], lead = realign_lead(src), by threads t of `nthreads`: one 16-byte cp.async per
-// vector; element loads for a vector that starts before the tensor (only when e0 < lead), and
-// only the bytes up to the n-th element for one that ends past the tensor. The element loads
-// are plain stores to shared memory; like the copies they are published by the caller's next
-// barrier.
-template <typename T>
-__device__ __forceinline__ void stage_packed_span(T* buf, const T* base, std::int64_t e0, int n, std::int64_t total,
-                                                  int t, int nthreads) {
-  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
-  const T* src = base + e0;
-  const int lead = realign_lead(src);
-  const int words = (lead + n + kPer - 1) / kPer;
-  const bool head_out = e0 < lead;                                             // word 0 starts before the tensor
-  const bool tail_out = e0 - lead + static_cast<std::int64_t>(words) * kPer > total;  // the last word ends after it
-  const char* const aligned = reinterpret_cast<const char*>(src - lead);
-  for (int w = t; w < words; w += nthreads) {
-    if (w == 0 && head_out) {
-      const int end = min(kPer - lead, n);
-      for (int j = 0; j < end; ++j) buf[lead + j] = src[j];
-    } else {
-      const int bytes = (w == words - 1 && tail_out) ? (lead + n - w * kPer) * static_cast<int>(sizeof(T)) : 16;
-      copy16_async(buf + w * kPer, aligned + 16 * static_cast<std::int64_t>(w), bytes);
-    }
-  }
 }
 
 template <typename T, typename G, int M, int RG, bool kResidual>

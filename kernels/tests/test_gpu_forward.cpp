@@ -509,6 +509,57 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
   }
 }
 
+// fwd.packed_rows (written in session 9, first run pending) moves tiles of packed rows as one
+// span of 16-byte vectors: every tile of an odd width starts at another alignment, a vector at a
+// tile's edge holds the neighbouring tile's elements (read, never used, never written), and the
+// tensor's first and last vectors reach outside it (element loads, short copies). R·D up to 2^23:
+// several tiles per program, so the stage ring wraps; shifted bases (each tensor its own lead),
+// in place (y over x, or over o under the fused add: the residual goes over x). Each run passes
+// the oracle (the harness's guard bands catch a write outside the tensors), repeats bitwise, and
+// its first 37 rows are bitwise those of a batch of 37 rows (y, rstd and the residual).
+TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exact at their edges, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.packed_rows");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  harness::Layout shifted;  // every tensor at its own element offset
+  shifted.x_offset = 1;
+  shifted.o_offset = 3;
+  shifted.y_offset = 6;
+  shifted.g_offset = 1;
+  harness::Layout in_place;
+  in_place.in_place = true;
+  in_place.x_offset = in_place.o_offset = in_place.y_offset = 2;
+  int ran = 0;
+  for (const std::int64_t d : {std::int64_t{1}, std::int64_t{7}, std::int64_t{33}, std::int64_t{257}, std::int64_t{1025},
+                               std::int64_t{2049}, std::int64_t{4097}, std::int64_t{6145}, std::int64_t{8191}})
+    for (const DType t : kTypes)
+      for (const bool add : {false, true})
+        for (const harness::Layout* layout : {&shifted, &in_place}) {
+          const RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
+          const oracle::ForwardCase c = require_rows_pass(*v, sh, *layout);
+          ++ran;
+          const harness::RawForward a = harness::execute_forward(*v, c, *layout);
+          const harness::RawForward b = harness::execute_forward(*v, c, *layout);
+          oracle::ForwardCase head = c;  // the first 37 rows alone
+          const std::int64_t k = 37;
+          const auto n = static_cast<std::size_t>(k * d);
+          head.rows = k;
+          head.x.resize(n);
+          if (!head.o.empty()) head.o.resize(n);
+          const harness::RawForward h = harness::execute_forward(*v, head, *layout);
+          INFO("fwd.packed_rows D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " layout=" << layout->to_string());
+          REQUIRE(a.status.ok());
+          REQUIRE(h.status.ok());
+          CHECK(a.result.y == b.result.y);
+          CHECK(a.result.rstd == b.result.rstd);
+          REQUIRE(h.result.y.size() == n);
+          CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
+          CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
+          if (add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
+        }
+  CHECK(ran == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.

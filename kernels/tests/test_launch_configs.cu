@@ -18,7 +18,7 @@ constexpr std::size_t kPerSM = 228 * 1024;
 constexpr std::size_t kReservedPerBlock = 1024;
 constexpr std::size_t kStaticSmem = 2 * 32 * sizeof(float) + 2 * 8 * sizeof(float);
 constexpr std::size_t kStreamsStaticSmem = 2 * rmsnorm::cuda::bwd::kStagedMaxStreams * 32 * sizeof(float);
-constexpr std::size_t kPackedStaticSmem = 2 * rmsnorm::cuda::bwd::kPackedMaxGroups * rmsnorm::cuda::bwd::kPackedRowsPerGroup * 32 * sizeof(float);
+constexpr std::size_t kPackedStaticSmem = 2 * rmsnorm::cuda::kPackedMaxGroups * rmsnorm::cuda::kPackedRowsPerGroup * 32 * sizeof(float);
 
 int failures = 0;
 void fail(const std::string& what) {
@@ -28,6 +28,7 @@ void fail(const std::string& what) {
 }  // namespace
 
 int main() {
+  using namespace rmsnorm::cuda;
   using namespace rmsnorm::cuda::bwd;
   using rmsnorm::cuda::kChunk;
   long checked = 0;
@@ -148,6 +149,27 @@ int main() {
       fail("packed D=" + std::to_string(d) + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.per_group) +
            " rows, outside the declared dg chain");
   }
+  // fwd.packed_rows: the same tile shapes for x (and o); every width it declares, every type,
+  // fits 3 stages or more at every cap a launch may put on them, within the opt-in shared memory.
+  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
+    for (std::int64_t d = 1; d <= kPackedMaxDim; ++d) {
+      const PackedConfig c = rmsnorm::cuda::fwd::packed_fwd_config(d, elem);
+      const std::string at = "fwd packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      const bool wide = c.per_thread > kPackedPerThread;
+      if (c.threads % 32 != 0 || c.groups < 1 || c.groups > kPackedMaxGroups ||
+          c.block() > (wide ? kPackedWideMaxThreads : kPackedMaxThreads) || std::int64_t{c.threads} * c.per_thread < d)
+        fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
+      if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide)) fail(at + ": no instance of its rows a group");
+      for (const bool add : {false, true})
+        for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}}) {
+          const int stages = rmsnorm::cuda::fwd::packed_fwd_stages(d, elem, add, tiles);
+          const std::size_t smem = static_cast<std::size_t>(stages) * rmsnorm::cuda::fwd::packed_fwd_stage_bytes(c, d, elem, add);
+          if (stages < kPackedMinStages || stages > kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
+          if (smem + 2 * kPackedMaxGroups * kPackedRowsPerGroup * 32 * sizeof(float) > kOptinPerBlock)
+            fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+          ++checked;
+        }
+    }
   // Forward: the register paths cover the row with their lanes × chunks, within their block
   // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
   // thread's chunks and no shorter than its share of the row.
