@@ -101,18 +101,13 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
 
-  const int nthreads = static_cast<int>(blockDim.x);
-  const int t = static_cast<int>(threadIdx.x);
-  const int q = t / group_threads;   // this thread's group
-  const int gt = t % group_threads;  // the thread in its group
+  const PackedThread me(group_threads);
+  const int t = me.t, nthreads = me.nthreads, q = me.q, gt = me.gt;
   const int D = static_cast<int>(p.dim);  // ≤ 8192
   const float dim_f = static_cast<float>(D);
   const int tile_rows = groups * RG;
   const int tile_elems = tile_rows * D;
   const std::int64_t total = p.rows * p.dim;  // elements of each packed tensor
-  const std::int64_t first_row = static_cast<std::int64_t>(blockIdx.x) * tile_rows;
-  const std::int64_t step_rows = static_cast<std::int64_t>(gridDim.x) * tile_rows;
-  const std::int64_t iterations = first_row < p.rows ? (p.rows - first_row + step_rows - 1) / step_rows : 0;
 
   const std::size_t tile_bytes = static_cast<std::size_t>(realign_buffer_bytes(tile_elems, sizeof(T)));
   const std::size_t rstd_bytes = (static_cast<std::size_t>(tile_rows) * sizeof(float) + 15) / 16 * 16;
@@ -144,16 +139,13 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     acc[m] = -0.0f;  // -0 is the exact identity of +
   }
 
-  std::int64_t issue_row = first_row;  // the next tile to issue, and its stage
-  int issue_s = 0;
-  for (int k = 0; k < stages - 1; ++k, issue_row += step_rows) issue(issue_row, issue_s++);
-  wait_copies(stages - 2);  // tile 0 has landed (this thread's copies) ...
-  __syncthreads();          // ... and everyone's
-  int parity = 0, s = 0;
-  std::int64_t row0 = first_row;
-  for (std::int64_t i = 0; i < iterations; ++i) {
-    const int nrows = static_cast<int>(min(static_cast<std::int64_t>(tile_rows), p.rows - row0));
-    const std::int64_t e0 = row0 * D;
+  PackedRing ring(p.rows, tile_rows, stages);
+  ring.prologue(issue);
+  int parity = 0;
+  for (std::int64_t i = 0; i < ring.iterations; ++i) {
+    const int s = ring.stage;
+    const int nrows = ring.tile_rows_now();
+    const std::int64_t e0 = ring.row0 * D;
     const T* xs = tile_buf(s, 0) + realign_lead(p.x + e0);
     const T* dys = tile_buf(s, 1) + realign_lead(p.dy + e0);
 
@@ -181,9 +173,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     groups_sum_n<RG>(sum, &reduce_buf[parity][q][0][0], gt, group_threads);
     parity ^= 1;
 
-    issue(issue_row, issue_s);  // into tile i − 1's stage
-    issue_row += step_rows;
-    issue_s = issue_s + 1 == stages ? 0 : issue_s + 1;
+    ring.issue_next(issue);  // into tile i − 1's stage
 
     [[maybe_unused]] const T* rs = nullptr;
     if constexpr (kResidual) rs = tile_buf(s, 2) + realign_lead(p.dres + e0);
@@ -205,8 +195,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         }
       }
     }
-    row0 += step_rows;
-    s = s + 1 == stages ? 0 : s + 1;
+    ring.next();
   }
   wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
 

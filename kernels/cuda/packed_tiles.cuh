@@ -113,4 +113,46 @@ __device__ __forceinline__ void stage_packed_span(T* buf, const T* base, std::in
   }
 }
 
+// A thread of a packed-tile block: t of nthreads, in group q (of group_threads) as thread gt.
+struct PackedThread {
+  int t, nthreads, q, gt;
+  __device__ explicit PackedThread(int group_threads)
+      : t(static_cast<int>(threadIdx.x)), nthreads(static_cast<int>(blockDim.x)), q(t / group_threads), gt(t % group_threads) {}
+};
+
+// A program's ring of tiles: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of GR·RG rows each,
+// in stages 0, 1, ..., S − 1, 0, ...; `issue(row0, stage)` copies the tile of rows from row0 into
+// a stage and commits one copy group (an empty one past the last tile). The prologue issues
+// S − 1 tiles and publishes the first (its copies waited for, then a barrier); each iteration
+// the caller issues the next tile after its barrier (issue_next) and moves on (next).
+struct PackedRing {
+  std::int64_t rows, step_rows, iterations;
+  std::int64_t row0, issue_row;  // the current tile's first row, the next tile to issue
+  int stages, tile_rows, stage = 0, issue_stage = 0;
+
+  __device__ PackedRing(std::int64_t rows_, int tile_rows_, int stages_)
+      : rows(rows_), step_rows(static_cast<std::int64_t>(gridDim.x) * tile_rows_), iterations(0),
+        row0(static_cast<std::int64_t>(blockIdx.x) * tile_rows_), issue_row(row0), stages(stages_), tile_rows(tile_rows_) {
+    iterations = row0 < rows ? (rows - row0 + step_rows - 1) / step_rows : 0;
+  }
+  // Rows of the current tile (the last may be short).
+  __device__ int tile_rows_now() const { return static_cast<int>(min(static_cast<std::int64_t>(tile_rows), rows - row0)); }
+  template <typename Issue>
+  __device__ void issue_next(Issue&& issue) {
+    issue(issue_row, issue_stage);
+    issue_row += step_rows;
+    issue_stage = issue_stage + 1 == stages ? 0 : issue_stage + 1;
+  }
+  template <typename Issue>
+  __device__ void prologue(Issue&& issue) {
+    for (int k = 0; k < stages - 1; ++k) issue_next(issue);
+    wait_copies(stages - 2);  // the first tile has landed (this thread's copies) ...
+    __syncthreads();          // ... and everyone's
+  }
+  __device__ void next() {
+    row0 += step_rows;
+    stage = stage + 1 == stages ? 0 : stage + 1;
+  }
+};
+
 }  // namespace rmsnorm::cuda

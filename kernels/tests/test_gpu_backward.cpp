@@ -433,15 +433,9 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
         const oracle::BackwardCase c = make_case(s);
         const harness::RawBackward a = harness::execute_backward(*v, c, *layout);
         const harness::RawBackward b = harness::execute_backward(*v, c, *layout);
-        oracle::BackwardCase head = c;  // the first 37 rows alone
-        const std::int64_t k = 37;
+        const std::int64_t k = 37;  // the first 37 rows alone
         const auto n = static_cast<std::size_t>(k * d);
-        head.rows = k;
-        head.x.resize(n);
-        head.dy.resize(n);
-        if (!head.dresidual.empty()) head.dresidual.resize(n);
-        head.rstd.resize(static_cast<std::size_t>(k));
-        const harness::RawBackward h = harness::execute_backward(*v, head, *layout);
+        const harness::RawBackward h = harness::execute_backward(*v, harness::first_rows(c, k), *layout);
         INFO("variant=" << name << " " << s.describe() << " layout=" << layout->to_string());
         REQUIRE(a.status.ok());
         REQUIRE(h.status.ok());
