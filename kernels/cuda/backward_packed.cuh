@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
   // Each thread's x̂ and dy of its RG rows stay in registers between the passes while they fit
-  // (RG·M ≤ 16); the wide instance reads dy again in the dx pass (the stage is refilled only
-  // after the next iteration's barrier).
+  // (RG·M ≤ 16: every instance, at the 96 registers of a 640-thread bound); a larger one would
+  // read dy again in the dx pass (the stage is refilled only after the next iteration's barrier).
   constexpr bool kHoldDy = RG * M <= 16;
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
