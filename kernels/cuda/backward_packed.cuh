@@ -52,9 +52,11 @@ inline constexpr std::int64_t kPackedMaxDim16 = kPackedMaxDim;
 inline constexpr std::int64_t kPackedMaxDim32 = 4096;  // wider fp32 rows: no instance (13 columns of fp32 weights and sums spill)
 // The dispatch hint (packed_preferred, below): where it measured faster than bwd.persistent_rows.
 inline constexpr std::int64_t kPackedPreferredMinDim = 513;
-inline constexpr std::int64_t kPackedPreferredNarrowMaxDim = 1536;
-inline constexpr std::int64_t kPackedPreferredNarrowMinRows = 4096;
-inline constexpr std::int64_t kPackedPreferredWideMinDim = 4097;
+inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;      // between 2049 and 3073 (measured)
+inline constexpr std::int64_t kPackedPreferredMinRows = 2048;
+inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;        // 16-bit rows of D >= 1025
+inline constexpr std::int64_t kPackedPreferredMinDim16 = 1025;
+inline constexpr std::int64_t kPackedPreferredMaxDim32 = 1536;        // fp32 rows of 1537-2560: mixed
 
 // The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
 inline constexpr int kPackedTensors = 3;
@@ -276,19 +278,25 @@ inline Status packed_can_implement(const BackwardArgs& a) {
 }
 
 // The dispatch hint, for packed rows that are not all 16-byte aligned (aligned rows have the
-// vector variants), from its time against bwd.persistent_rows on the H200 (session 9, two A/B
-// pairs, bf16 and fp32, backward and fused add, R = 1-32768; base time / this one):
-//   D = 4097, 6145, 8191 (16-bit): 0.99-2.19 at every R (8191: 1.34-2.19);
-//   D = 513, 1025 from R = 4096: 1.01-1.94; at R = 1-64 0.49-0.68 (the one-block-per-SM set-up
-//     and its 148 KB of stages cost more than a row takes), at R = 512 0.90-0.99;
-//   D = 2049: 0.74-1.30, mixed (faster at R = 512, 16-bit 0.82-1.0 from 4096).
-// Why it is not faster everywhere: ncu at 32768 x 1025 (session 9) shows 72 % of the issue
-// slots busy, 3.8 warp instructions per element: a thread works on 7 elements per tile and pays
-// the tile's copies, stores, wait, barrier and index arithmetic for them (NEXT.md).
+// vector variants), from its time against bwd.persistent_rows on the H200 (session 10, the form
+// with two rows per group: bench --variant 'bwd.p*_rows*', backward and fused add, bf16 and fp32,
+// D = 257-4097, R = 1-32768; persistent's time / this one):
+//   D = 3073 (and 4097, 16-bit): 1.02-2.14 at every R;
+//   D = 513-2049 from R = 2048: 16-bit 1.16-2.70; fp32 1.11-2.18 at 513 and 1025, but 0.84-1.07
+//     at 1537 and 0.93-1.32 at 2049;
+//   R = 512: 16-bit 1.01-1.46 from D = 1025 (0.86-0.92 at 513); R = 1-64 below D = 3073:
+//     0.53-0.80 in 16-bit rows, 0.59-1.06 in fp32 (the one-block-per-SM set-up costs more than
+//     the rows);
+//   D = 257: 0.73-1.01 at every R (a warp per row is enough there).
+// Against the first form (one row per group, dx through shared memory; session 10, two A/B pairs
+// under session 9's dispatch) 59 of 168 odd-D shapes moved faster by more than 3 % in both, one
+// slower (fused add, 64 x 4097, -4.6 %); 32768 x 1025 bf16 0.31 -> 0.51 of the copy.
 inline bool packed_preferred(const BackwardArgs& a) {
-  if (all_aligned(a)) return false;
+  if (all_aligned(a) || a.dim < kPackedPreferredMinDim) return false;
   if (a.dim >= kPackedPreferredWideMinDim) return true;
-  return a.dim >= kPackedPreferredMinDim && a.dim <= kPackedPreferredNarrowMaxDim && a.rows >= kPackedPreferredNarrowMinRows;
+  if (size_of(a.x.type) == 2)
+    return a.rows >= kPackedPreferredMinRows || (a.dim >= kPackedPreferredMinDim16 && a.rows >= kPackedPreferredMinRows16);
+  return a.dim <= kPackedPreferredMaxDim32 && a.rows >= kPackedPreferredMinRows;
 }
 
 inline Status packed_launch(const BackwardArgs& a) {

@@ -657,7 +657,8 @@ Status run_realigned_row(const ForwardArgs& a) {
 }
 
 // fwd.packed_rows (forward_packed.cuh): one program per SM (at most the tiles), the stages
-// capped at a program's tiles. Measured nowhere yet: dispatched nowhere (packed_fwd_preferred).
+// capped at a program's tiles. Dispatched for the fused add of 16-bit rows from R = 4096 (and fp32
+// rows from D = 4097): packed_fwd_preferred, below.
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");
@@ -701,9 +702,23 @@ Status run_packed_rows(const ForwardArgs& a) {
   if (!result.ok()) return result;
   return launch_status("fwd.packed_rows");
 }
-// Not measured yet (written in session 9 without a GPU): the dispatcher passes it over; by name
-// it runs whatever can_implement() accepts.
-inline bool packed_fwd_preferred(const ForwardArgs&) { return false; }
+// The dispatch hint of fwd.packed_rows, from its time against the better of fwd.realigned_row and
+// fwd.element_row on the H200 (session 10, bench --variant 'fwd.*_row*', D = 513/1025/2049/4097/
+// 8191, R = 64/4096/32768, that time / this one):
+//   fused add, 16-bit rows: 1.13-1.45 at R = 4096 and 32768, 0.64-0.97 at R = 64;
+//   fused add, fp32 rows: 1.13-1.20 at D = 4097 and 8191 from R = 4096, 0.85-1.06 below 4097;
+//   plain forward: 0.64-0.98 in 16-bit rows, 0.67-1.08 in fp32 (not taken).
+// The plain forward is issue-bound here (ncu at 32768 x 1025 bf16: 1.54 warp instructions per
+// element, 72 % of the issue slots busy): a thread's 14 elements per tile each cost a predicated
+// shared-memory load and a predicated element store with its own 64-bit address (SASS, session
+// 10), against realigned_row's vectors. The fused add moves twice the input through the same
+// per-tile bookkeeping, and its h store rides on the load already made.
+inline constexpr std::int64_t kPackedFwdMinRows = 4096;
+inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
+inline bool packed_fwd_preferred(const ForwardArgs& a) {
+  if (a.o.data == nullptr || a.quant != Quant::none || a.rows < kPackedFwdMinRows) return false;
+  return size_of(a.x.type) == 2 || a.dim >= kPackedFwdMinDim32;
+}
 
 template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
