@@ -414,4 +414,25 @@ Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, c
   return out;
 }
 
+
+oracle::ForwardCase first_rows(const oracle::ForwardCase& c, std::int64_t k) {
+  oracle::ForwardCase head = c;
+  const auto n = static_cast<std::size_t>(k * c.dim);
+  head.rows = k;
+  head.x.resize(n);
+  if (!head.o.empty()) head.o.resize(n);
+  return head;
+}
+
+oracle::BackwardCase first_rows(const oracle::BackwardCase& c, std::int64_t k) {
+  oracle::BackwardCase head = c;
+  const auto n = static_cast<std::size_t>(k * c.dim);
+  head.rows = k;
+  head.x.resize(n);
+  head.dy.resize(n);
+  if (!head.dresidual.empty()) head.dresidual.resize(n);
+  head.rstd.resize(static_cast<std::size_t>(k));
+  return head;
+}
+
 }  // namespace harness

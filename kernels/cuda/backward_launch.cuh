@@ -268,6 +268,13 @@ inline std::int64_t programs_for(const Config& cfg, std::int64_t rows) {
   return p_dev <= 0 ? 0 : programs_launched(cfg, rows, p_dev);
 }
 inline Status no_programs() { return Status::fail(Status::Code::no_device, "no CUDA device answered for the SM count"); }
+// Programs of a variant of one block per SM that takes `rows_per_step` rows per program and step
+// (bwd.staged_streams, bwd.packed_rows): min(SMs, ceil(R / rows_per_step)); 0 when no device
+// answered for the SM count.
+inline std::int64_t one_per_sm_grid(std::int64_t rows, std::int64_t rows_per_step) {
+  const std::int64_t sms = programs() / kProgramsPerSM;
+  return sms <= 0 ? 0 : std::min(sms, ceil_div(rows, rows_per_step));
+}
 
 template <Mutant M>
 inline Status launch(const BackwardArgs& a, bool allow_fused) {

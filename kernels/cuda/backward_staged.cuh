@@ -378,10 +378,9 @@ inline Status staged_launch(const BackwardArgs& a) {
 
 inline Status streams_launch(const BackwardArgs& a) {
   const StreamsConfig sc = streams_config(a.dim);
-  // One program per SM, ROWS streams each: grid = min(SMs, ceil(R / ROWS)).
-  const std::int64_t sms = programs() / kProgramsPerSM;
-  if (sms <= 0) return no_programs();
-  const std::int64_t grid = std::min(sms, ceil_div(a.rows, sc.rows));
+  // One program per SM, ROWS streams each.
+  const std::int64_t grid = one_per_sm_grid(a.rows, sc.rows);
+  if (grid <= 0) return no_programs();
   return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
     launch_streams<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
   });

@@ -423,6 +423,21 @@ __device__ __forceinline__ float groups_sum(float v, float* group_partials, int 
   __syncthreads();
   return partials_allreduce(group_partials, lane, nthreads / kWarp, SumOp{}, 0.0f);
 }
+// N sums per group at once behind the one barrier (bwd.packed_rows: a group's N rows of a
+// tile): sum k in the same order as groups_sum, its partials at group_partials[k·32 + warp].
+template <int N>
+__device__ __forceinline__ void groups_sum_n(float (&v)[N], float* group_partials, int gt, int nthreads) {
+  const int lane = gt & (kWarp - 1);
+#pragma unroll
+  for (int k = 0; k < N; ++k) v[k] = warp_allreduce<kWarp>(v[k], SumOp{});
+  if (lane == 0) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) group_partials[k * kWarp + gt / kWarp] = v[k];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < N; ++k) v[k] = partials_allreduce(group_partials + k * kWarp, lane, nthreads / kWarp, SumOp{}, 0.0f);
+}
 template <bool kBarrier = true>
 __device__ __forceinline__ float block_sum(float v, float* partials) {
   return block_allreduce<kBarrier>(v, partials, SumOp{}, 0.0f);

@@ -16,6 +16,9 @@
 //                    in 16-byte vectors (elements only before the row's first 16-byte boundary
 //                    and after its last); the same bits; dispatched before fwd.element_row for
 //                    16-bit rows from R = 8192 (realigned_preferred)
+//   fwd.packed_rows  D ≤ 8192, packed rows of any alignment, forward and fused add: tiles of
+//                    consecutive rows through shared-memory stages as 16-byte vectors
+//                    (forward_packed.cuh); not dispatched until measured
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -68,6 +71,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::realigned_row) {
     v.can_implement_forward = fwd::can_realigned_row<M>;
     v.run_forward = fwd::run_realigned_row<M>;
+  } else if constexpr (P == Path::packed_rows) {
+    v.can_implement_forward = fwd::can_packed_rows<M>;
+    v.run_forward = fwd::run_packed_rows<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -77,7 +83,7 @@ Variant make(std::string name, std::string description) {
   v.max_dim = P == Path::warp_row      ? 1024
               : P == Path::staged_rows ? 8192
               : P == Path::block_row   ? 16384
-              : (P == Path::element_row || P == Path::realigned_row) ? 8192
+              : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows) ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
                    P == Path::large_d_pair;
@@ -93,6 +99,7 @@ const char* path_variant_name(Path p) {
     case Path::large_d_pair: return "fwd.large_d_pair";
     case Path::element_row: return "fwd.element_row";
     case Path::realigned_row: return "fwd.realigned_row";
+    case Path::packed_rows: return "fwd.packed_rows";
     default: return "fwd.scalar";
   }
 }
@@ -121,6 +128,13 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  // Before fwd.realigned_row where it was measured faster: the fused add (not FP8) of packed
+  // 16-bit rows from R = 4096, fp32 rows from D = 4097 (fwd::packed_fwd_preferred).
+  out.push_back(make<Mutant::none, Path::packed_rows>(
+      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, forward and fused add: tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the fused add of 16-bit rows from R = 4096 (fp32 from D = 4097)"));
+  out.back().preferred_forward = fwd::packed_fwd_preferred;
+  out.back().packed_rows = true;
+  out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192
   // (fwd::realigned_preferred).
   out.push_back(make<Mutant::none, Path::realigned_row>(

@@ -12,6 +12,7 @@
   X(run_large_d_pair, none)              \
   X(run_element_row, none)               \
   X(run_realigned_row, none)             \
+  X(run_packed_rows, none)               \
   X(run_scalar, none)
 
 // Mutants (SPEC §6), each on the product path where its bug is natural.

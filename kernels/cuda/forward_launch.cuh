@@ -9,10 +9,11 @@
 #include <type_traits>
 
 #include "forward_kernels.cuh"
+#include "forward_packed.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -103,6 +104,9 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.tree_depth = 5 + ceil_log2(b / kWarp);
       break;
     }
+    case Path::packed_rows:
+      s = packed_row_shape(dim);
+      break;
     case Path::scalar: {
       const int b = scalar_threads(dim);
       s.per_thread = (dim + b - 1) / b;
@@ -148,6 +152,7 @@ inline const char* path_name(Path p) {
     case Path::element_row: return "element_row";
     case Path::realigned_row: return "realigned_row";
     case Path::large_d_pair: return "large_d_pair";
+    case Path::packed_rows: return "packed_rows";
     default: return "scalar";
   }
 }
@@ -254,6 +259,16 @@ Status can_implement(Path path, const ForwardArgs& a) {
   if (path == Path::staged_rows && a.rows > 0 && !staged_fits(D, size_of(a.x.type), a.o.data != nullptr))
     return Status::fail(Status::Code::unsupported, who + ": two stages of this row (" + to_string(a.x.type) +
                                                        (a.o.data ? ", fused add" : "") + ") exceed the shared-memory budget");
+  if (path == Path::packed_rows) {
+    // Any alignment, but packed rows: a tile of consecutive rows is one span of each tensor.
+    if (a.quant != Quant::none) return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (fwd.realigned_row)");
+    if (D > kPackedMaxDim) return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kPackedMaxDim));
+    const bool packed = a.rows <= 1 || (a.x.stride == D && a.y.stride == D && (a.o.data == nullptr || a.o.stride == D));
+    if (!packed) return Status::fail(Status::Code::unsupported, who + ": rows are not packed (a row stride differs from D)");
+    if (packed_fwd_stages(D, size_of(a.x.type), a.o.data != nullptr) < kPackedMinStages)
+      return Status::fail(Status::Code::unsupported, who + ": fewer than 3 stages of this tile fit shared memory");
+    return Status::success();
+  }
   const bool element_path = path == Path::element_row || path == Path::realigned_row;
   if (element_path && D > kElementRowMaxDim)
     return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kElementRowMaxDim) +
@@ -641,6 +656,70 @@ Status run_realigned_row(const ForwardArgs& a) {
   return launch_status("fwd.realigned_row");
 }
 
+// fwd.packed_rows (forward_packed.cuh): one program per SM (at most the tiles), the stages
+// capped at a program's tiles. Dispatched for the fused add of 16-bit rows from R = 4096 (and fp32
+// rows from D = 4097): packed_fwd_preferred, below.
+template <Mutant M>
+Status run_packed_rows(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");
+  Status st = can_implement<M>(Path::packed_rows, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::fail(Status::Code::no_device, "fwd.packed_rows: no CUDA device answered for the SM count");
+  }
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    if constexpr (!kQ) {  // can_implement declines FP8 outputs
+      const PackedConfig c = packed_fwd_config(a.dim, sizeof(T));
+      const std::int64_t tiles = (a.rows + c.tile_rows() - 1) / c.tile_rows();
+      const std::int64_t grid = std::min<std::int64_t>(sms, tiles);
+      const int stages = packed_fwd_stages(a.dim, sizeof(T), kA, (tiles + grid - 1) / grid);
+      const std::size_t smem = static_cast<std::size_t>(stages) * packed_fwd_stage_bytes(c, a.dim, sizeof(T), kA);
+      auto go = [&](auto kernel) {
+        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        if (e != cudaSuccess) {
+          result = Status::fail(Status::Code::launch_failed, std::string("fwd.packed_rows: shared memory: ") + cudaGetErrorString(e));
+          return;
+        }
+        kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.threads, c.groups, stages);
+      };
+      if (c.per_thread == kPackedPerThreadWide) {
+        go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA>);
+      } else if (c.per_group == kPackedRowsPerGroup) {
+        go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA>);
+      } else {
+        go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA>);
+      }
+    }
+  });
+  if (!result.ok()) return result;
+  return launch_status("fwd.packed_rows");
+}
+// The dispatch hint of fwd.packed_rows, from its time against the better of fwd.realigned_row and
+// fwd.element_row on the H200 (session 10, bench --variant 'fwd.*_row*', D = 513/1025/2049/4097/
+// 8191, R = 64/4096/32768, that time / this one):
+//   fused add, 16-bit rows: 1.13-1.45 at R = 4096 and 32768, 0.64-0.97 at R = 64;
+//   fused add, fp32 rows: 1.13-1.20 at D = 4097 and 8191 from R = 4096, 0.85-1.06 below 4097;
+//   plain forward: 0.64-0.98 in 16-bit rows, 0.67-1.08 in fp32 (not taken).
+// The plain forward is issue-bound here (ncu at 32768 x 1025 bf16: 1.54 warp instructions per
+// element, 72 % of the issue slots busy): a thread's 14 elements per tile each cost a predicated
+// shared-memory load and a predicated element store with its own 64-bit address (SASS, session
+// 10), against realigned_row's vectors. The fused add moves twice the input through the same
+// per-tile bookkeeping, and its h store rides on the load already made.
+inline constexpr std::int64_t kPackedFwdMinRows = 4096;
+inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
+inline bool packed_fwd_preferred(const ForwardArgs& a) {
+  if (a.o.data == nullptr || a.quant != Quant::none || a.rows < kPackedFwdMinRows) return false;
+  return size_of(a.x.type) == 2 || a.dim >= kPackedFwdMinDim32;
+}
+
 template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
   Status st = can_implement<M>(Path::scalar, a);
@@ -665,5 +744,6 @@ template <Mutant M> Status can_large_d_pair(const ForwardArgs& a) { return can_i
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_implement<M>(Path::realigned_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
+template <Mutant M> Status can_packed_rows(const ForwardArgs& a) { return can_implement<M>(Path::packed_rows, a); }
 
 }  // namespace rmsnorm::cuda::fwd

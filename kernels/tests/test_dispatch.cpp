@@ -27,12 +27,28 @@ TEST_CASE("forward dispatch: odd widths go to fwd.realigned_row for 16-bit rows 
   REQUIRE(realigned->preferred_forward != nullptr);
   CHECK(pick(DType::bf16, 8192, 1025) == "fwd.realigned_row");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
-  CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");  // below
   CHECK(pick(DType::bf16, 8191, 1025) == "fwd.element_row");   // fewer rows
   CHECK(pick(DType::f32, 32768, 1025) == "fwd.element_row");   // fp32 rows
   CHECK(pick(DType::bf16, 8192, 8193) == "fwd.scalar");        // beyond the element paths' D
   CHECK(pick(DType::bf16, 8192, 1024) == "fwd.warp_row");      // aligned rows: the vector paths
   CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
+}
+
+TEST_CASE("forward dispatch: the fused add of packed odd widths goes to fwd.packed_rows from R = 4096", "[host]") {
+  const rmsnorm::Variant* packed = rmsnorm::find_variant("fwd.packed_rows");
+  REQUIRE(packed != nullptr);
+  REQUIRE(packed->preferred_forward != nullptr);
+  CHECK(pick(DType::bf16, 4096, 1025, false, /*add=*/true) == "fwd.packed_rows");
+  CHECK(pick(DType::f16, 32768, 8191, false, /*add=*/true) == "fwd.packed_rows");
+  CHECK(pick(DType::f32, 4096, 4097, false, /*add=*/true) == "fwd.packed_rows");
+  CHECK(pick(DType::bf16, 4095, 1025, false, /*add=*/true) == "fwd.element_row");     // fewer rows
+  CHECK(pick(DType::bf16, 8192, 1025, false, /*add=*/true) == "fwd.packed_rows");
+  CHECK(pick(DType::f32, 32768, 4095, false, /*add=*/true) == "fwd.element_row");    // fp32 below 4097
+  CHECK(pick(DType::bf16, 32768, 1025) == "fwd.realigned_row");                       // not the fused add
+  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.realigned_row");  // FP8 outputs
+  CHECK(pick(DType::bf16, 32768, 8193, false, /*add=*/true) == "fwd.scalar");         // beyond 8192
+  CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
 
 TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 256, go to fwd.large_d_pair", "[host]") {

@@ -144,6 +144,24 @@ std::uint64_t seed_of(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
   return 0x9e3779b97f4a7c15ull * (a + 1) ^ (0xc2b2ae3d27d4eb4full * (b + 7)) ^ (c * 0x165667b19e3779f9ull);
 }
 
+// The types of a many-row case and whether it goes through the fused add.
+struct RowTypes {
+  DType x, g, dg;
+  bool add;
+};
+Spec many_rows_spec(std::int64_t rows, std::int64_t dim, const RowTypes& t, int zero_rows_every, std::uint64_t seed) {
+  Spec s;
+  s.rows = rows;
+  s.dim = dim;
+  s.x = t.x;
+  s.g = t.g;
+  s.dg = t.dg;
+  s.add = t.add;
+  s.zero_rows_every = zero_rows_every;
+  s.seed = seed;
+  return s;
+}
+
 }  // namespace
 
 TEST_CASE("every CUDA backward variant is within the oracle's bound on the seed's widths", "[gpu]") {
@@ -353,9 +371,8 @@ TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
 // stream, so every ring wraps, every stream of every program has rows, and the streams' dg
 // partials are combined. Each run passes the oracle and repeats bitwise.
 TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu]") {
-  struct Types { DType x, g, dg; bool add; };
-  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
-                         {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
+  const RowTypes types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
+                            {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
   for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8"}) {
     const rmsnorm::Variant* v = rmsnorm::find_variant(name);
     REQUIRE(v != nullptr);
@@ -363,15 +380,7 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
     int ran = 0;
     for (const std::int64_t d : {std::int64_t{1024}, std::int64_t{1536}, std::int64_t{2048}, std::int64_t{4096}, std::int64_t{8192}})
       for (std::size_t ti = 0; ti < std::size(types); ++ti) {
-        Spec s;
-        s.rows = (std::int64_t{1} << 23) / d;
-        s.dim = d;
-        s.x = types[ti].x;
-        s.g = types[ti].g;
-        s.dg = types[ti].dg;
-        s.add = types[ti].add;
-        s.zero_rows_every = 97;
-        s.seed = seed_of(static_cast<std::uint64_t>(d), ti, 211);
+        const Spec s = many_rows_spec((std::int64_t{1} << 23) / d, d, types[ti], 97, seed_of(static_cast<std::uint64_t>(d), ti, 211));
         if (!require_pass(*v, s, harness::Layout{})) continue;
         ++ran;
         const oracle::BackwardCase c = make_case(s);
@@ -400,9 +409,8 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
   const rmsnorm::Variant* v = rmsnorm::find_variant(name);
   REQUIRE(v != nullptr);
   if (!selected(name)) return;
-  struct Types { DType x, g, dg; bool add; };
-  const Types types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
-                         {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
+  const RowTypes types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
+                            {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
   harness::Layout shifted;  // every tensor at its own element offset: leads differ per tensor
   shifted.x_offset = 1;
   shifted.dy_offset = 3;
@@ -418,29 +426,16 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
                                std::int64_t{2049}, std::int64_t{4097}, std::int64_t{6145}, std::int64_t{8191}})
     for (std::size_t ti = 0; ti < std::size(types); ++ti)
       for (const harness::Layout* layout : {&shifted, &in_place}) {
-        Spec s;
-        s.rows = std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000);
-        s.dim = d;
-        s.x = types[ti].x;
-        s.g = types[ti].g;
-        s.dg = types[ti].dg;
-        s.add = types[ti].add;
-        s.zero_rows_every = 89;
-        s.seed = seed_of(static_cast<std::uint64_t>(d), ti, layout == &shifted ? 307 : 311);
+        const Spec s = many_rows_spec(std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), d, types[ti], 89,
+                                      seed_of(static_cast<std::uint64_t>(d), ti, layout == &shifted ? 307 : 311));
         if (!require_pass(*v, s, *layout)) continue;
         ++ran;
         const oracle::BackwardCase c = make_case(s);
         const harness::RawBackward a = harness::execute_backward(*v, c, *layout);
         const harness::RawBackward b = harness::execute_backward(*v, c, *layout);
-        oracle::BackwardCase head = c;  // the first 37 rows alone
-        const std::int64_t k = 37;
+        const std::int64_t k = 37;  // the first 37 rows alone
         const auto n = static_cast<std::size_t>(k * d);
-        head.rows = k;
-        head.x.resize(n);
-        head.dy.resize(n);
-        if (!head.dresidual.empty()) head.dresidual.resize(n);
-        head.rstd.resize(static_cast<std::size_t>(k));
-        const harness::RawBackward h = harness::execute_backward(*v, head, *layout);
+        const harness::RawBackward h = harness::execute_backward(*v, harness::first_rows(c, k), *layout);
         INFO("variant=" << name << " " << s.describe() << " layout=" << layout->to_string());
         REQUIRE(a.status.ok());
         REQUIRE(h.status.ok());
@@ -470,15 +465,23 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
   // Packed rows that are not 16-byte aligned (odd D): bwd.packed_rows where it measured faster
-  // (backward_packed.cuh, packed_preferred): D = 513-1536 from R = 4096, D > 4096 at any R.
+  // (backward_packed.cuh, packed_preferred): D > 2560 at any R; 513 <= D <= 2560 from R = 2048
+  // (fp32: D <= 1536), 16-bit rows of D >= 1025 from R = 512.
   CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows.vec8");
   CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows.vec8");
   CHECK(pick(DType::bf16, 1, 8191) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 4095, 1025) == "bwd.persistent_rows.vec8");  // fewer rows
-  CHECK(pick(DType::bf16, 32768, 2049) == "bwd.persistent_rows.vec8");  // 1536 < D <= 4096
-  CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows.vec8");   // fp32 beyond 4096
-  CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows.vec8");  // beyond 8192
-  CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");   // a warp per row below 513
+  CHECK(pick(DType::bf16, 1, 3073) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f32, 64, 3073) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::bf16, 2048, 513) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f16, 512, 1025) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::bf16, 32768, 2049) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::bf16, 2047, 513) == "bwd.persistent_rows.vec8");   // fewer rows
+  CHECK(pick(DType::bf16, 511, 1025) == "bwd.persistent_rows.vec8");   // fewer rows
+  CHECK(pick(DType::bf16, 64, 2049) == "bwd.persistent_rows.vec8");    // fewer rows
+  CHECK(pick(DType::f32, 32768, 2049) == "bwd.persistent_rows.vec8");  // fp32 of 1537-2560
+  CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows.vec8");  // fp32 beyond 4096
+  CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows.vec8"); // beyond 8192
+  CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");  // a warp per row below 513
   const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
   REQUIRE(streams != nullptr);
   REQUIRE(streams->preferred_backward != nullptr);

@@ -509,82 +509,147 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
   }
 }
 
+// fwd.packed_rows (written in session 9, first run pending) moves tiles of packed rows as one
+// span of 16-byte vectors: every tile of an odd width starts at another alignment, a vector at a
+// tile's edge holds the neighbouring tile's elements (read, never used, never written), and the
+// tensor's first and last vectors reach outside it (element loads, short copies). R·D up to 2^23:
+// several tiles per program, so the stage ring wraps; shifted bases (each tensor its own lead),
+// in place (y over x, or over o under the fused add: the residual goes over x). Each run passes
+// the oracle (the harness's guard bands catch a write outside the tensors), repeats bitwise, and
+// its first 37 rows are bitwise those of a batch of 37 rows (y, rstd and the residual).
+TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exact at their edges, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.packed_rows");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  harness::Layout shifted;  // every tensor at its own element offset
+  shifted.x_offset = 1;
+  shifted.o_offset = 3;
+  shifted.y_offset = 6;
+  shifted.g_offset = 1;
+  harness::Layout in_place;
+  in_place.in_place = true;
+  in_place.x_offset = in_place.o_offset = in_place.y_offset = 2;
+  int ran = 0;
+  for (const std::int64_t d : {std::int64_t{1}, std::int64_t{7}, std::int64_t{33}, std::int64_t{257}, std::int64_t{1025},
+                               std::int64_t{2049}, std::int64_t{4097}, std::int64_t{6145}, std::int64_t{8191}})
+    for (const DType t : kTypes)
+      for (const bool add : {false, true})
+        for (const harness::Layout* layout : {&shifted, &in_place}) {
+          const RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
+          const oracle::ForwardCase c = require_rows_pass(*v, sh, *layout);
+          ++ran;
+          const harness::RawForward a = harness::execute_forward(*v, c, *layout);
+          const harness::RawForward b = harness::execute_forward(*v, c, *layout);
+          const std::int64_t k = 37;  // the first 37 rows alone
+          const auto n = static_cast<std::size_t>(k * d);
+          const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, k), *layout);
+          INFO("fwd.packed_rows D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " layout=" << layout->to_string());
+          REQUIRE(a.status.ok());
+          REQUIRE(h.status.ok());
+          CHECK(a.result.y == b.result.y);
+          CHECK(a.result.rstd == b.result.rstd);
+          REQUIRE(h.result.y.size() == n);
+          CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
+          CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
+          if (add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
+        }
+  CHECK(ran == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
 TEST_CASE("forward: 64-bit offsets, R*D > 2^31", "[gpu][big]") {
-  const std::int64_t D = 65536, R = 32769;
-  const std::size_t n = static_cast<std::size_t>(R * D);
-  size_t free_b = 0, total_b = 0;
-  REQUIRE(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
-  if (free_b < 2 * n * 2 + (1u << 30)) {
-    WARN("skipped: needs " << (4 * n >> 30) << " GiB of device memory");
-    return;
-  }
-  // bf16 bit patterns from a per-row hash: exponents in [2^-7, 2^7), every row different.
-  std::vector<std::uint16_t> host(n);
-  for (std::int64_t r = 0; r < R; ++r) {
-    std::uint64_t h = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(r + 1);
-    for (std::int64_t j = 0; j < D; ++j) {
-      h ^= h << 13, h ^= h >> 7, h ^= h << 17;
-      const std::uint16_t sign = static_cast<std::uint16_t>((h >> 20) & 1u) << 15;
-      const std::uint16_t expo = static_cast<std::uint16_t>(120 + (h >> 8) % 14) << 7;
-      host[static_cast<std::size_t>(r * D + j)] = static_cast<std::uint16_t>(sign | expo | (h & 0x7fu));
+  // D = 65536 for the aligned paths; D = 8191 (R = 262180) for the paths of misaligned rows
+  // (fwd.packed_rows' tiles, fwd.realigned_row, fwd.element_row, fwd.scalar): every row from
+  // 2^31 / D on lies past 2^31 elements.
+  struct Shape {
+    std::int64_t D, R;
+  };
+  for (const Shape shape : {Shape{65536, 32769}, Shape{8191, 262180}}) {
+    const std::int64_t D = shape.D, R = shape.R;
+    const std::size_t n = static_cast<std::size_t>(R * D);
+    REQUIRE(n > (std::size_t{1} << 31));
+    size_t free_b = 0, total_b = 0;
+    REQUIRE(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
+    if (free_b < 2 * n * 2 + (1u << 30)) {
+      WARN("skipped: needs " << (4 * n >> 30) << " GiB of device memory");
+      return;
     }
-  }
-  void *x = nullptr, *y = nullptr, *g = nullptr;
-  float* rstd = nullptr;
-  REQUIRE(cudaMalloc(&x, n * 2) == cudaSuccess);
-  REQUIRE(cudaMalloc(&y, n * 2) == cudaSuccess);
-  REQUIRE(cudaMalloc(&g, D * 2) == cudaSuccess);
-  REQUIRE(cudaMalloc(&rstd, R * 4) == cudaSuccess);
-  std::vector<std::uint16_t> gh(static_cast<std::size_t>(D));
-  for (std::int64_t j = 0; j < D; ++j) gh[static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(0x3f80 + (j % 64));  // 1 + j%64/128
-  REQUIRE(cudaMemcpy(x, host.data(), n * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-  REQUIRE(cudaMemcpy(g, gh.data(), D * 2, cudaMemcpyHostToDevice) == cudaSuccess);
-
-  const std::int64_t sample[] = {0, 1, 32767, 32768, R - 1};
-  for (const rmsnorm::Variant* v : device_products(Op::forward)) {
-    rmsnorm::ForwardArgs a;
-    a.rows = R;
-    a.dim = D;
-    a.x = {x, DType::bf16, D};
-    a.y = {y, DType::bf16, D};
-    a.g = g;
-    a.g_type = DType::bf16;
-    a.rstd = rstd;
-    a.eps = 1e-6f;
-    if (!v->can_implement_forward(a).ok()) continue;
-    REQUIRE(cudaMemset(y, 0xFF, n * 2) == cudaSuccess);
-    const rmsnorm::Status st = v->run_forward(a);
-    INFO(v->name << ": " << st.reason);
-    REQUIRE(st.ok());
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    oracle::ForwardCase c;
-    c.rows = static_cast<std::int64_t>(std::size(sample));
-    c.dim = D;
-    c.x_type = c.g_type = c.y_type = DType::bf16;
-    c.eps = a.eps;
-    oracle::ForwardResult got;
-    for (std::uint16_t b : gh) c.g.push_back(static_cast<float>(rmsnorm::decode(b, DType::bf16)));
-    for (std::int64_t r : sample) {
-      std::vector<std::uint16_t> yrow(static_cast<std::size_t>(D));
-      REQUIRE(cudaMemcpy(yrow.data(), static_cast<std::uint16_t*>(y) + r * D, D * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
-      float rs = 0;
-      REQUIRE(cudaMemcpy(&rs, rstd + r, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    // bf16 bit patterns from a per-row hash: exponents in [2^-7, 2^7), every row different.
+    std::vector<std::uint16_t> host(n);
+    for (std::int64_t r = 0; r < R; ++r) {
+      std::uint64_t h = 0x9e3779b97f4a7c15ull * static_cast<std::uint64_t>(r + 1);
       for (std::int64_t j = 0; j < D; ++j) {
-        c.x.push_back(static_cast<float>(rmsnorm::decode(host[static_cast<std::size_t>(r * D + j)], DType::bf16)));
-        got.y.push_back(yrow[static_cast<std::size_t>(j)]);
+        h ^= h << 13, h ^= h >> 7, h ^= h << 17;
+        const std::uint16_t sign = static_cast<std::uint16_t>((h >> 20) & 1u) << 15;
+        const std::uint16_t expo = static_cast<std::uint16_t>(120 + (h >> 8) % 14) << 7;
+        host[static_cast<std::size_t>(r * D + j)] = static_cast<std::uint16_t>(sign | expo | (h & 0x7fu));
       }
-      got.rstd.push_back(rs);
     }
-    const oracle::Verdict verdict = oracle::check_forward(c, got, v->row_shape(D));
-    INFO(v->name << " rows {0,1,32767,32768,R-1}: " << verdict.first_failure << verdict.error);
-    CHECK(verdict.pass);
+    void *x = nullptr, *y = nullptr, *g = nullptr;
+    float* rstd = nullptr;
+    REQUIRE(cudaMalloc(&x, n * 2) == cudaSuccess);
+    REQUIRE(cudaMalloc(&y, n * 2) == cudaSuccess);
+    REQUIRE(cudaMalloc(&g, D * 2) == cudaSuccess);
+    REQUIRE(cudaMalloc(&rstd, R * 4) == cudaSuccess);
+    std::vector<std::uint16_t> gh(static_cast<std::size_t>(D));
+    for (std::int64_t j = 0; j < D; ++j)
+      gh[static_cast<std::size_t>(j)] = static_cast<std::uint16_t>(0x3f80 + (j % 64));  // 1 + j%64/128
+    REQUIRE(cudaMemcpy(x, host.data(), n * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(g, gh.data(), D * 2, cudaMemcpyHostToDevice) == cudaSuccess);
+
+    // The first rows, the rows on both sides of element 2^31, the last row.
+    const std::int64_t cross = (std::int64_t{1} << 31) / D;
+    std::vector<std::int64_t> sample = {0, 1, cross - 1, cross, std::min(cross + 1, R - 1), R - 1};
+    sample.erase(std::unique(sample.begin(), sample.end()), sample.end());
+    int ran = 0;
+    for (const rmsnorm::Variant* v : device_products(Op::forward)) {
+      rmsnorm::ForwardArgs a;
+      a.rows = R;
+      a.dim = D;
+      a.x = {x, DType::bf16, D};
+      a.y = {y, DType::bf16, D};
+      a.g = g;
+      a.g_type = DType::bf16;
+      a.rstd = rstd;
+      a.eps = 1e-6f;
+      if (!v->can_implement_forward(a).ok()) continue;
+      ++ran;
+      REQUIRE(cudaMemset(y, 0xFF, n * 2) == cudaSuccess);
+      const rmsnorm::Status st = v->run_forward(a);
+      INFO(v->name << " D=" << D << " R=" << R << ": " << st.reason);
+      REQUIRE(st.ok());
+      REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+      oracle::ForwardCase c;
+      c.rows = static_cast<std::int64_t>(sample.size());
+      c.dim = D;
+      c.x_type = c.g_type = c.y_type = DType::bf16;
+      c.eps = a.eps;
+      oracle::ForwardResult got;
+      for (std::uint16_t b : gh) c.g.push_back(static_cast<float>(rmsnorm::decode(b, DType::bf16)));
+      for (std::int64_t r : sample) {
+        std::vector<std::uint16_t> yrow(static_cast<std::size_t>(D));
+        REQUIRE(cudaMemcpy(yrow.data(), static_cast<std::uint16_t*>(y) + r * D, D * 2, cudaMemcpyDeviceToHost) ==
+                cudaSuccess);
+        float rs = 0;
+        REQUIRE(cudaMemcpy(&rs, rstd + r, 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        for (std::int64_t j = 0; j < D; ++j) {
+          c.x.push_back(static_cast<float>(rmsnorm::decode(host[static_cast<std::size_t>(r * D + j)], DType::bf16)));
+          got.y.push_back(yrow[static_cast<std::size_t>(j)]);
+        }
+        got.rstd.push_back(rs);
+      }
+      const oracle::Verdict verdict = oracle::check_forward(c, got, v->row_shape(D));
+      INFO(v->name << " D=" << D << " sample rows around element 2^31: " << verdict.first_failure << verdict.error);
+      CHECK(verdict.pass);
+    }
+    INFO("D=" << D);
+    CHECK((ran > 0 || narrowing()));
+    cudaFree(x);
+    cudaFree(y);
+    cudaFree(g);
+    cudaFree(rstd);
   }
-  cudaFree(x);
-  cudaFree(y);
-  cudaFree(g);
-  cudaFree(rstd);
 }
 #endif

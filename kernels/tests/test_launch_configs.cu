@@ -18,7 +18,7 @@ constexpr std::size_t kPerSM = 228 * 1024;
 constexpr std::size_t kReservedPerBlock = 1024;
 constexpr std::size_t kStaticSmem = 2 * 32 * sizeof(float) + 2 * 8 * sizeof(float);
 constexpr std::size_t kStreamsStaticSmem = 2 * rmsnorm::cuda::bwd::kStagedMaxStreams * 32 * sizeof(float);
-constexpr std::size_t kPackedStaticSmem = 2 * rmsnorm::cuda::bwd::kPackedMaxRows * 32 * sizeof(float);
+constexpr std::size_t kPackedStaticSmem = 2 * rmsnorm::cuda::kPackedMaxGroups * rmsnorm::cuda::kPackedRowsPerGroup * 32 * sizeof(float);
 
 int failures = 0;
 void fail(const std::string& what) {
@@ -28,6 +28,7 @@ void fail(const std::string& what) {
 }  // namespace
 
 int main() {
+  using namespace rmsnorm::cuda;
   using namespace rmsnorm::cuda::bwd;
   using rmsnorm::cuda::kChunk;
   long checked = 0;
@@ -99,44 +100,76 @@ int main() {
         fail(at + ": declared tree too shallow");
       ++checked;
     }
-    // bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is TR
-    // groups within the instance's launch bounds; TR is one the declared dg chain counts; every
-    // width it declares fits 3 stages or more (only fp32 rows with the fused add may be
-    // declined), and the shared memory holds the stages, the dx buffers and the dg sums.
+    // bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is GR
+    // groups within the instance's launch bounds; GR and RG are what the declared dg chain
+    // counts; every width it declares fits 3 stages or more (only fp32 rows with the fused add
+    // may be declined), at every cap a launch may put on them (few tiles a program), and the
+    // shared memory holds the stages and the groups' dg sums.
     const std::int64_t packed_max = elem == 2 ? kPackedMaxDim16 : kPackedMaxDim32;
     for (std::int64_t d = 1; d <= packed_max; ++d) {
-      const PackedConfig c = packed_config(d);
+      const PackedConfig c = packed_config(d, elem);
       const std::string at = "packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      const int bound = c.per_thread > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads;
-      if (c.threads % 32 != 0 || c.threads < 32 || c.rows < 1 || c.rows > kPackedMaxRows || c.block() > bound)
-        fail(at + ": " + std::to_string(c.rows) + " rows of " + std::to_string(c.threads) + " threads");
+      const bool wide = c.per_thread > kPackedPerThread;
+      const int bound = wide ? kPackedWideMaxThreads : kPackedMaxThreads;
+      if (c.threads % 32 != 0 || c.threads < 32 || c.groups < 1 || c.groups > kPackedMaxGroups || c.block() > bound)
+        fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
       if (c.per_thread != kPackedPerThread && !(c.per_thread == kPackedPerThreadWide && elem == 2))
         fail(at + ": no instance of " + std::to_string(c.per_thread) + " columns a thread");
+      if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide))
+        fail(at + ": no instance of " + std::to_string(c.per_group) + " rows a group");
+      if (c.threads != packed_config(d, 2).threads || c.per_thread != packed_config(d, 2).per_thread)
+        fail(at + ": G or M depends on the element size (the declared row shape takes the 16-bit ones)");
       if (std::int64_t{c.threads} * c.per_thread < d) fail(at + ": the row is not covered");
       const rmsnorm::AccumShape s = packed_row_shape(d);
       if (s.per_thread < rmsnorm::cuda::bwd::ceil_div(d, c.threads) || s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32))
         fail(at + ": declared row shape too small");
       for (const bool residual : {false, true}) {
         if (!packed_fits(d, elem, residual)) {
-          if (elem == 2 || !residual) fail(at + ": declines rows it should take");
+          fail(at + ": declines rows it should take");
           continue;
         }
-        const int stages = packed_stages(c, d, elem, residual);
-        const std::size_t smem = packed_smem(c, d, elem, residual);
-        if (stages < kPackedMinStages || stages > rmsnorm::cuda::kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
-        if (smem < 2 * packed_tile_bytes(c, d, elem) + static_cast<std::size_t>(stages) * packed_stage_bytes(c, d, elem, residual) ||
-            smem < 2 * packed_tile_bytes(c, d, elem) + static_cast<std::size_t>(c.rows) * d * sizeof(float))
-          fail(at + ": shared memory does not hold the stages, the dx buffers and the dg sums");
-        if (smem + kPackedStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
-        ++checked;
+        for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{1000}}) {
+          const int stages = packed_stages(c, d, elem, residual, tiles);
+          const std::size_t smem = packed_smem(c, d, elem, residual, stages);
+          if (stages < kPackedMinStages || stages > rmsnorm::cuda::kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
+          if (smem < static_cast<std::size_t>(stages) * packed_stage_bytes(c, d, elem, residual) ||
+              smem < static_cast<std::size_t>(c.groups) * d * sizeof(float))
+            fail(at + ": shared memory does not hold the stages and the dg sums");
+          if (smem + kPackedStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+          ++checked;
+        }
       }
     }
   }
-  // The dg chain bwd.packed_rows declares counts every tile row count packed_config() uses.
+  // The dg chain bwd.packed_rows declares counts every group count and rows per group
+  // packed_config() uses (GR in 1-8, RG - 1 at most kPackedRowsPerGroup - 1).
   for (std::int64_t d = 1; d <= rmsnorm::cuda::bwd::kPackedMaxDim16; ++d) {
-    const int tr = packed_config(d).rows;
-    if (tr < 1 || tr > 8) fail("packed D=" + std::to_string(d) + ": tile rows " + std::to_string(tr) + " outside the declared 1-8");
+    const PackedConfig c = packed_config(d, 2);
+    if (c.groups < 1 || c.groups > 8 || c.per_group < 1 || c.per_group > kPackedRowsPerGroup)
+      fail("packed D=" + std::to_string(d) + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.per_group) +
+           " rows, outside the declared dg chain");
   }
+  // fwd.packed_rows: the same tile shapes for x (and o); every width it declares, every type,
+  // fits 3 stages or more at every cap a launch may put on them, within the opt-in shared memory.
+  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
+    for (std::int64_t d = 1; d <= kPackedMaxDim; ++d) {
+      const PackedConfig c = rmsnorm::cuda::fwd::packed_fwd_config(d, elem);
+      const std::string at = "fwd packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+      const bool wide = c.per_thread > kPackedPerThread;
+      if (c.threads % 32 != 0 || c.groups < 1 || c.groups > kPackedMaxGroups ||
+          c.block() > (wide ? kPackedWideMaxThreads : kPackedMaxThreads) || std::int64_t{c.threads} * c.per_thread < d)
+        fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
+      if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide)) fail(at + ": no instance of its rows a group");
+      for (const bool add : {false, true})
+        for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}}) {
+          const int stages = rmsnorm::cuda::fwd::packed_fwd_stages(d, elem, add, tiles);
+          const std::size_t smem = static_cast<std::size_t>(stages) * rmsnorm::cuda::fwd::packed_fwd_stage_bytes(c, d, elem, add);
+          if (stages < kPackedMinStages || stages > kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
+          if (smem + 2 * kPackedMaxGroups * kPackedRowsPerGroup * 32 * sizeof(float) > kOptinPerBlock)
+            fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+          ++checked;
+        }
+    }
   // Forward: the register paths cover the row with their lanes × chunks, within their block
   // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
   // thread's chunks and no shorter than its share of the row.

@@ -51,4 +51,9 @@ struct RawBackward { rmsnorm::Status status; std::string guard_violation; oracle
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
 
+// The first k rows of a case alone (k ≤ its rows): a batch-invariance check runs both and
+// compares those rows bit for bit.
+oracle::ForwardCase first_rows(const oracle::ForwardCase& c, std::int64_t k);
+oracle::BackwardCase first_rows(const oracle::BackwardCase& c, std::int64_t k);
+
 }  // namespace harness

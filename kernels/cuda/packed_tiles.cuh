@@ -1,0 +1,158 @@
+// Packed tiles: consecutive rows of a packed tensor (row stride = D) moved as one span of
+// 16-byte cp.async vectors into shared-memory stages, whatever the alignment of the rows; the
+// shared machinery of bwd.packed_rows (backward_packed.cuh, where the design is described) and
+// fwd.packed_rows (forward_packed.cuh).
+//
+// Mapping: a block is GR groups of G threads, a tile GR·RG consecutive rows, group q taking rows
+// q·RG .. q·RG + RG − 1 of it; thread gt of a group owns the columns gt + m·G (m < M). G and M are
+// functions of D alone (so is a row's accumulation shape: a thread chains ceil(D / G) terms in
+// column order, then the group butterfly of 5 + ceil_log2(G / 32) levels); GR and RG depend on D,
+// the element size and the tensors a tile holds (they only decide which rows a group takes).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "async_copy.cuh"
+#include "rmsnorm/variant.h"
+
+namespace rmsnorm::cuda {
+
+inline constexpr std::int64_t kPackedMaxDim = 8192;     // the widest row of the wide instance
+inline constexpr int kPackedMaxThreads = 640;           // one block per SM: 20 warps, at most 96 registers
+inline constexpr int kPackedMaxGroups = 8;              // row groups per block
+inline constexpr int kPackedRowsPerGroup = 2;           // RG of the M = 8 instance
+inline constexpr int kPackedPerThread = 8;              // columns per thread up to D = 5120
+inline constexpr int kPackedPerThreadWide = 13;         // 5120 < D <= 8192, RG = 1
+// The wide instance's block: G for D = 8192 at 13 columns a thread (640 threads, 20 warps: 5 per
+// SM sub-partition), so its launch bounds allow 96 registers; a 768-thread bound (6 warps per
+// sub-partition) allows 80, where 12 columns a thread spilled 4 bytes.
+inline constexpr int kPackedWideMaxThreads =
+    static_cast<int>((kPackedMaxDim + kPackedPerThreadWide - 1) / kPackedPerThreadWide + kWarp - 1) / kWarp * kWarp;
+inline constexpr int kPackedMinStages = 3;
+inline constexpr std::size_t kPackedSmem = 200 * 1024;  // the stages
+inline constexpr int kPackedPlannedStages = 4;
+
+struct PackedConfig {
+  int threads = 0;     // G
+  int per_thread = 0;  // M (the template instance; a thread owns ceil(D / G) ≤ M columns)
+  int groups = 1;      // GR
+  int per_group = 1;   // RG
+  int block() const { return threads * groups; }
+  int tile_rows() const { return groups * per_group; }
+};
+// G (a multiple of 32, ≤ 640) and M from D alone; RG = 2 while four stages of two rows of the
+// `tensors` a tile holds fit the stage memory, else 1; GR as many as fit 640 threads, at most 8,
+// and four stages.
+inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes, int tensors) {
+  PackedConfig c;
+  const bool wide = dim > std::int64_t{kPackedPerThread} * kPackedMaxThreads;
+  c.per_thread = wide ? kPackedPerThreadWide : kPackedPerThread;
+  const std::int64_t per_row = (dim + c.per_thread - 1) / c.per_thread;
+  c.threads = static_cast<int>((per_row + kWarp - 1) / kWarp * kWarp);
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(kPackedPlannedStages) * static_cast<std::size_t>(tensors) * static_cast<std::size_t>(dim) * elem_bytes;
+  c.per_group = !wide && kPackedRowsPerGroup * row_bytes <= kPackedSmem ? kPackedRowsPerGroup : 1;
+  const std::int64_t by_smem = static_cast<std::int64_t>(kPackedSmem / (static_cast<std::size_t>(c.per_group) * row_bytes));
+  c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.threads)));
+  return c;
+}
+// A row's reduction: ceil(D / G) terms per thread, then the group butterfly.
+inline AccumShape packed_row_shape(std::int64_t dim) {
+  const PackedConfig c = packed_tile_config(dim, 2, 1);  // G depends on D only
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>((dim + c.threads - 1) / c.threads, dim);
+  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
+  return s;
+}
+
+// One stage: `tensors` tiles and, with row_floats, one float per tile row (the rstd a backward
+// reads), each part a multiple of 16 bytes.
+inline std::size_t packed_tile_bytes(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes) {
+  return static_cast<std::size_t>(realign_buffer_bytes(c.tile_rows() * dim, elem_bytes));
+}
+inline std::size_t packed_ring_stage_bytes(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, int tensors,
+                                           bool row_floats) {
+  const std::size_t floats = row_floats ? (static_cast<std::size_t>(c.tile_rows()) * sizeof(float) + 15) / 16 * 16 : 0;
+  return static_cast<std::size_t>(tensors) * packed_tile_bytes(c, dim, elem_bytes) + floats;
+}
+// Stages of `stage_bytes` that fit (at most kMaxCopyStages); `tiles_per_program` > 0 caps them
+// at what a program has to hold: its tiles, plus the two of the ring's arithmetic (small R: less
+// shared memory to configure, and nothing copied for tiles that do not exist).
+inline int packed_ring_stages(std::size_t stage_bytes, std::int64_t tiles_per_program = 0) {
+  std::int64_t stages = static_cast<std::int64_t>(std::min<std::size_t>(kPackedSmem / stage_bytes, kMaxCopyStages));
+  if (tiles_per_program > 0 && stages >= kPackedMinStages)
+    stages = std::max<std::int64_t>(kPackedMinStages, std::min<std::int64_t>(stages, tiles_per_program + 2));
+  return static_cast<int>(stages);
+}
+
+// Copies the n elements at element offset e0 of a packed tensor of `total` elements into
+// buf[lead + j], lead = realign_lead(src), by threads t of `nthreads`: one 16-byte cp.async per
+// vector; element loads for a vector that starts before the tensor (only when e0 < lead), and
+// only the bytes up to the n-th element for one that ends past the tensor. The element loads
+// are plain stores to shared memory; like the copies they are published by the caller's next
+// barrier.
+template <typename T>
+__device__ __forceinline__ void stage_packed_span(T* buf, const T* base, std::int64_t e0, int n, std::int64_t total,
+                                                  int t, int nthreads) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  const T* src = base + e0;
+  const int lead = realign_lead(src);
+  const int words = (lead + n + kPer - 1) / kPer;
+  const bool head_out = e0 < lead;                                             // word 0 starts before the tensor
+  const bool tail_out = e0 - lead + static_cast<std::int64_t>(words) * kPer > total;  // the last word ends after it
+  const char* const aligned = reinterpret_cast<const char*>(src - lead);
+  for (int w = t; w < words; w += nthreads) {
+    if (w == 0 && head_out) {
+      const int end = min(kPer - lead, n);
+      for (int j = 0; j < end; ++j) buf[lead + j] = src[j];
+    } else {
+      const int bytes = (w == words - 1 && tail_out) ? (lead + n - w * kPer) * static_cast<int>(sizeof(T)) : 16;
+      copy16_async(buf + w * kPer, aligned + 16 * static_cast<std::int64_t>(w), bytes);
+    }
+  }
+}
+
+// A thread of a packed-tile block: t of nthreads, in group q (of group_threads) as thread gt.
+struct PackedThread {
+  int t, nthreads, q, gt;
+  __device__ explicit PackedThread(int group_threads)
+      : t(static_cast<int>(threadIdx.x)), nthreads(static_cast<int>(blockDim.x)), q(t / group_threads), gt(t % group_threads) {}
+};
+
+// A program's ring of tiles: tiles blockIdx.x, blockIdx.x + gridDim.x, ... of GR·RG rows each,
+// in stages 0, 1, ..., S − 1, 0, ...; `issue(row0, stage)` copies the tile of rows from row0 into
+// a stage and commits one copy group (an empty one past the last tile). The prologue issues
+// S − 1 tiles and publishes the first (its copies waited for, then a barrier); each iteration
+// the caller issues the next tile after its barrier (issue_next) and moves on (next).
+struct PackedRing {
+  std::int64_t rows, step_rows, iterations;
+  std::int64_t row0, issue_row;  // the current tile's first row, the next tile to issue
+  int stages, tile_rows, stage = 0, issue_stage = 0;
+
+  __device__ PackedRing(std::int64_t rows_, int tile_rows_, int stages_)
+      : rows(rows_), step_rows(static_cast<std::int64_t>(gridDim.x) * tile_rows_), iterations(0),
+        row0(static_cast<std::int64_t>(blockIdx.x) * tile_rows_), issue_row(row0), stages(stages_), tile_rows(tile_rows_) {
+    iterations = row0 < rows ? (rows - row0 + step_rows - 1) / step_rows : 0;
+  }
+  // Rows of the current tile (the last may be short).
+  __device__ int tile_rows_now() const { return static_cast<int>(min(static_cast<std::int64_t>(tile_rows), rows - row0)); }
+  template <typename Issue>
+  __device__ void issue_next(Issue&& issue) {
+    issue(issue_row, issue_stage);
+    issue_row += step_rows;
+    issue_stage = issue_stage + 1 == stages ? 0 : issue_stage + 1;
+  }
+  template <typename Issue>
+  __device__ void prologue(Issue&& issue) {
+    for (int k = 0; k < stages - 1; ++k) issue_next(issue);
+    wait_copies(stages - 2);  // the first tile has landed (this thread's copies) ...
+    __syncthreads();          // ... and everyone's
+  }
+  __device__ void next() {
+    row0 += step_rows;
+    stage = stage + 1 == stages ? 0 : stage + 1;
+  }
+};
+
+}  // namespace rmsnorm::cuda
