@@ -100,6 +100,11 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // (RG·M ≤ 16: every instance, at the 96 registers of a 640-thread bound); a larger one would
   // read dy again in the dx pass (the stage is refilled only after the next iteration's barrier).
   constexpr bool kHoldDy = RG * M <= 16;
+  // dx addresses from a pointer stepped by G and the per-element arithmetic unconditional with
+  // only the store predicated (fewer instructions per element); the wide instance with the fused
+  // add keeps a branch per element and forms each address from the row's offset: the stepped
+  // form's registers spill there (100 bytes, at the 96 registers of its bound).
+  constexpr bool kStepped = !(kResidual && M > kPackedPerThread);
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
 
@@ -141,6 +146,10 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     acc[m] = -0.0f;  // -0 is the exact identity of +
   }
 
+  // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
+  // (The wide instance with the fused add tests col < D instead: one register fewer.)
+  const int ncols = kStepped ? min(M, (D - gt + group_threads - 1) / group_threads) : 0;
+
   PackedRing ring(p.rows, tile_rows, stages);
   ring.prologue(issue);
   int parity = 0;
@@ -156,18 +165,36 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 #pragma unroll
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
-      const bool mine = row < nrows;
-      r[k] = mine ? rstd_buf(s)[row] : 0.0f;
+      [[maybe_unused]] const int n = kStepped && row < nrows ? ncols : 0;
+      r[k] = row < nrows ? rstd_buf(s)[row] : 0.0f;
       sum[k] = -0.0f;
+      if constexpr (kStepped) {
+        // This thread's elements of the row, m·G apart: pointers stepped by G (the compiler
+        // otherwise forms each element's address from the kernel parameters anew).
+        const T* xp = xs + row * D + gt;
+        const T* dp = dys + row * D + gt;
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const int col = gt + m * group_threads;
-        xh[k][m] = 0.0f;
-        if (mine && col < D) {
-          xh[k][m] = to_float(xs[row * D + col]) * r[k];
-          const float dv = to_float(dys[row * D + col]);
-          if constexpr (kHoldDy) dyv[k][m] = dv;
-          sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+        for (int m = 0; m < M; ++m, xp += group_threads, dp += group_threads) {
+          xh[k][m] = 0.0f;
+          if constexpr (kHoldDy) dyv[k][m] = 0.0f;
+          if (m < n) {
+            xh[k][m] = to_float(*xp) * r[k];
+            const float dv = to_float(*dp);
+            if constexpr (kHoldDy) dyv[k][m] = dv;
+            sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const int col = gt + m * group_threads;
+          xh[k][m] = 0.0f;
+          if (row < nrows && col < D) {
+            xh[k][m] = to_float(xs[row * D + col]) * r[k];
+            const float dv = to_float(dys[row * D + col]);
+            if constexpr (kHoldDy) dyv[k][m] = dv;
+            sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+          }
         }
       }
     }
@@ -184,16 +211,40 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       const int row = q * RG + k;
       if (row >= nrows) continue;
       const float cmean = __fdiv_rn(sum[k], dim_f);
-      T* dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;
+      [[maybe_unused]] T* dxp = p.dx + e0 + static_cast<std::int64_t>(row) * D + gt;
+      [[maybe_unused]] const T* dp = dys + row * D + gt;
+      [[maybe_unused]] const T* rp = kResidual ? rs + row * D + gt : nullptr;
+      if constexpr (kStepped) {
+        // The arithmetic of every m unconditionally (past the row xh = dy = 0: acc[m] of an
+        // absent column is never written out), the store predicated: no branch per element.
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const int col = gt + m * group_threads;
-        if (col < D) {
-          const float dv = kHoldDy ? dyv[kHoldDy ? k : 0][kHoldDy ? m : 0] : to_float(dys[row * D + col]);
+        for (int m = 0; m < M; ++m, dxp += group_threads) {
+          const bool in_row = m < ncols;
+          float dv = 0.0f;
+          if constexpr (kHoldDy) {
+            dv = dyv[k][m];
+          } else {
+            if (in_row) dv = to_float(dp[m * group_threads]);
+          }
           float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
-          if constexpr (kResidual) out += to_float(rs[row * D + col]);
-          dxr[col] = from_float<T>(out);
+          if constexpr (kResidual) {
+            if (in_row) out += to_float(rp[m * group_threads]);
+          }
           acc[m] = fmaf(dv, xh[k][m], acc[m]);
+          if (in_row) *dxp = from_float<T>(out);
+        }
+      } else {
+        T* const dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          const int col = gt + m * group_threads;
+          if (col < D) {
+            const float dv = kHoldDy ? dyv[kHoldDy ? k : 0][kHoldDy ? m : 0] : to_float(dp[m * group_threads]);
+            float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
+            if constexpr (kResidual) out += to_float(rp[m * group_threads]);
+            dxr[col] = from_float<T>(out);
+            acc[m] = fmaf(dv, xh[k][m], acc[m]);
+          }
         }
       }
     }

@@ -82,6 +82,12 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     w[m] = (weighted && col < D) ? effective_weight(to_float(static_cast<const G*>(p.g)[col]), p.convention) : 1.0f;
   }
 
+  // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
+  const int ncols = min(M, (D - gt + group_threads - 1) / group_threads);
+  // The convention's one branch per row instead of one per element (y_of: llama rounds h·r).
+  constexpr int kLlama = static_cast<int>(Convention::llama), kStandard = static_cast<int>(Convention::standard);
+  const bool llama = p.convention == kLlama;
+
   PackedRing ring(p.rows, tile_rows, stages);
   ring.prologue(issue);
   int parity = 0;
@@ -98,21 +104,28 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 #pragma unroll
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
-      const bool mine = row < nrows;
+      const int n = row < nrows ? ncols : 0;
+      // This thread's elements of the row, m·G apart: pointers stepped by G (the compiler
+      // otherwise forms each element's address from the kernel parameters anew).
+      const T* xp = xs + row * D + gt;
+      [[maybe_unused]] const T* op = kAdd ? os + row * D + gt : nullptr;
+      [[maybe_unused]] T* hp = kAdd ? h_out + e0 + static_cast<std::int64_t>(row) * D + gt : nullptr;
       SumSquares<T, Mutant::none> sq;
 #pragma unroll
       for (int m = 0; m < M; ++m) {
-        const int col = gt + m * group_threads;
         h[k][m] = 0.0f;
-        if (mine && col < D) {
-          float v = to_float(xs[row * D + col]);
+        if (m < n) {
+          float v = to_float(*xp);
           if constexpr (kAdd) {
-            v = round_through<T>(v + to_float(os[row * D + col]));
-            h_out[e0 + row * D + col] = from_float<T>(v);  // the residual stream
+            v = round_through<T>(v + to_float(*op));
+            *hp = from_float<T>(v);  // the residual stream
+            op += group_threads;
+            hp += group_threads;
           }
           h[k][m] = v;
           sq.add(v);
         }
+        xp += group_threads;
       }
       ss[k] = sq.acc;
     }
@@ -128,11 +141,15 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       if (row >= nrows) continue;
       const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
       if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
-      T* yr = y + e0 + static_cast<std::int64_t>(row) * D;
+      T* yp = y + e0 + static_cast<std::int64_t>(row) * D + gt;
+      if (llama) {
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        const int col = gt + m * group_threads;
-        if (col < D) yr[col] = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], p.convention));
+        for (int m = 0; m < M; ++m, yp += group_threads)
+          if (m < ncols) *yp = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama));
+      } else {
+#pragma unroll
+        for (int m = 0; m < M; ++m, yp += group_threads)
+          if (m < ncols) *yp = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard));
       }
     }
     ring.next();
