@@ -332,12 +332,13 @@ inline Status packed_can_implement(const BackwardArgs& a) {
 // vector variants), from its time against bwd.persistent_rows on the H200 (session 10, the form
 // with two rows per group: bench --variant 'bwd.p*_rows*', backward and fused add, bf16 and fp32,
 // D = 257-4097, R = 1-32768; persistent's time / this one):
-//   D = 3073 (and 4097, 16-bit): 1.02-2.14 at every R;
-//   D = 513-2049 from R = 2048: 16-bit 1.16-2.70; fp32 1.11-2.18 at 513 and 1025, but 0.84-1.07
+//   D = 3073 (and 4097, bf16): 1.02-2.14 at every R;
+//   D = 513-2049 from R = 2048: bf16 1.16-2.70; fp32 1.11-2.18 at 513 and 1025, but 0.84-1.07
 //     at 1537 and 0.93-1.32 at 2049;
-//   R = 512: 16-bit 1.01-1.46 from D = 1025 (0.86-0.92 at 513); R = 1-64 below D = 3073:
-//     0.53-0.80 in 16-bit rows, 0.59-1.06 in fp32 (the one-block-per-SM set-up costs more than
+//   R = 512: bf16 1.01-1.46 from D = 1025 (0.86-0.92 at 513); R = 1-64 below D = 3073:
+//     0.53-0.80 in bf16 rows, 0.59-1.06 in fp32 (the one-block-per-SM set-up costs more than
 //     the rows);
+// (fp16 rows, not measured, follow the bf16 rule: the same kernel template, the same sizes.)
 //   D = 257: 0.73-1.01 at every R (a warp per row is enough there).
 // Against the first form (one row per group, dx through shared memory; session 10, two A/B pairs
 // under session 9's dispatch) 59 of 168 odd-D shapes moved faster by more than 3 % in both, one

@@ -705,9 +705,10 @@ Status run_packed_rows(const ForwardArgs& a) {
 // The dispatch hint of fwd.packed_rows, from its time against the better of fwd.realigned_row and
 // fwd.element_row on the H200 (session 10, bench --variant 'fwd.*_row*', D = 513/1025/2049/4097/
 // 8191, R = 64/4096/32768, that time / this one):
-//   fused add, 16-bit rows: 1.13-1.45 at R = 4096 and 32768, 0.64-0.97 at R = 64;
+//   fused add, bf16 rows: 1.13-1.45 at R = 4096 and 32768, 0.64-0.97 at R = 64 (fp16 rows,
+//   not measured, follow the bf16 rule: the same kernel template, the same sizes);
 //   fused add, fp32 rows: 1.13-1.20 at D = 4097 and 8191 from R = 4096, 0.85-1.06 below 4097;
-//   plain forward: 0.64-0.98 in 16-bit rows, 0.67-1.08 in fp32 (not taken).
+//   plain forward: 0.64-0.98 in bf16 rows, 0.67-1.08 in fp32 (not taken).
 // The plain forward is issue-bound here (ncu at 32768 x 1025 bf16: 1.54 warp instructions per
 // element, 72 % of the issue slots busy): a thread's 14 elements per tile each cost a predicated
 // shared-memory load and a predicated element store with its own 64-bit address (SASS, session
