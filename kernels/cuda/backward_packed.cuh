@@ -150,13 +150,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // (The wide instance with the fused add tests col < D instead: one register fewer.)
   const int ncols = kStepped ? min(M, (D - gt + group_threads - 1) / group_threads) : 0;
 
-  PackedRing ring(p.rows, tile_rows, stages);
-  ring.prologue(issue);
   int parity = 0;
-  for (std::int64_t i = 0; i < ring.iterations; ++i) {
-    const int s = ring.stage;
-    const int nrows = ring.tile_rows_now();
-    const std::int64_t e0 = ring.row0 * D;
+  PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
+    const std::int64_t e0 = row0 * D;
     const T* xs = tile_buf(s, 0) + realign_lead(p.x + e0);
     const T* dys = tile_buf(s, 1) + realign_lead(p.dy + e0);
 
@@ -202,7 +198,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     groups_sum_n<RG>(sum, &reduce_buf[parity][q][0][0], gt, group_threads);
     parity ^= 1;
 
-    ring.issue_next(issue);  // into tile i − 1's stage
+    issue_next();  // into tile i − 1's stage
 
     [[maybe_unused]] const T* rs = nullptr;
     if constexpr (kResidual) rs = tile_buf(s, 2) + realign_lead(p.dres + e0);
@@ -248,9 +244,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         }
       }
     }
-    ring.next();
-  }
-  wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+  });
 
   if (p.partials == nullptr) return;
   float* part = p.partials + static_cast<std::int64_t>(blockIdx.x) * D;

@@ -88,13 +88,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   constexpr int kLlama = static_cast<int>(Convention::llama), kStandard = static_cast<int>(Convention::standard);
   const bool llama = p.convention == kLlama;
 
-  PackedRing ring(p.rows, tile_rows, stages);
-  ring.prologue(issue);
   int parity = 0;
-  for (std::int64_t i = 0; i < ring.iterations; ++i) {
-    const int s = ring.stage;
-    const int nrows = ring.tile_rows_now();
-    const std::int64_t row0 = ring.row0;
+  PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
     const std::int64_t e0 = row0 * D;
     const T* xs = tile_buf(s, 0) + realign_lead(x + e0);
     [[maybe_unused]] const T* os = nullptr;
@@ -133,7 +128,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     groups_sum_n<RG>(ss, &reduce_buf[parity][q][0][0], gt, group_threads);
     parity ^= 1;
 
-    ring.issue_next(issue);  // into tile i − 1's stage
+    issue_next();  // into tile i − 1's stage
 
 #pragma unroll
     for (int k = 0; k < RG; ++k) {
@@ -152,9 +147,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           if (m < ncols) *yp = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard));
       }
     }
-    ring.next();
-  }
-  wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+  });
 }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -124,7 +124,8 @@ struct PackedThread {
 // in stages 0, 1, ..., S − 1, 0, ...; `issue(row0, stage)` copies the tile of rows from row0 into
 // a stage and commits one copy group (an empty one past the last tile). The prologue issues
 // S − 1 tiles and publishes the first (its copies waited for, then a barrier); each iteration
-// the caller issues the next tile after its barrier (issue_next) and moves on (next).
+// the caller issues the next tile after its barrier (issue_next) and moves on (next); run() is
+// that loop.
 struct PackedRing {
   std::int64_t rows, step_rows, iterations;
   std::int64_t row0, issue_row;  // the current tile's first row, the next tile to issue
@@ -152,6 +153,18 @@ struct PackedRing {
   __device__ void next() {
     row0 += step_rows;
     stage = stage + 1 == stages ? 0 : stage + 1;
+  }
+  // The program's loop over its tiles: the prologue, then body(stage, row0, rows, issue_next)
+  // per tile, where the body calls issue_next() once, after the barrier that frees tile i − 1's
+  // stage; at the end no copy outlives the block (the trailing groups are empty).
+  template <typename Issue, typename Body>
+  __device__ void run(Issue&& issue, Body&& body) {
+    prologue(issue);
+    for (std::int64_t i = 0; i < iterations; ++i) {
+      body(stage, row0, tile_rows_now(), [&] { issue_next(issue); });
+      next();
+    }
+    wait_copies(0);
   }
 };
 

@@ -5,8 +5,10 @@
 // and let the oracle judge them.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "oracle/oracle.h"
 #include "rmsnorm/types.h"
@@ -55,5 +57,16 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
 // compares those rows bit for bit.
 oracle::ForwardCase first_rows(const oracle::ForwardCase& c, std::int64_t k);
 oracle::BackwardCase first_rows(const oracle::BackwardCase& c, std::int64_t k);
+// The rows of that check: 37, neither a tile nor a warp multiple.
+inline constexpr std::int64_t kHeadRows = 37;
+// `head` (the first rows alone) has exactly `n` elements and they equal the start of `batch`.
+template <typename T>
+bool head_matches(const std::vector<T>& head, const std::vector<T>& batch, std::size_t n) {
+  return head.size() == n && batch.size() >= n && std::equal(head.begin(), head.end(), batch.begin());
+}
+
+// Odd widths for the packed kernels' tests: packed rows then start at every alignment; they
+// cross a warp (33), the per-thread column counts (257-6145) and the wide instance's end (8191).
+inline constexpr std::int64_t kOddPackedWidths[] = {1, 7, 33, 257, 1025, 2049, 4097, 6145, 8191};
 
 }  // namespace harness
