@@ -149,6 +149,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
   // (The wide instance with the fused add tests col < D instead: one register fewer.)
   const int ncols = kStepped ? min(M, (D - gt + group_threads - 1) / group_threads) : 0;
+  // Bytes between a thread's consecutive elements of a row, in shared and global memory.
+  [[maybe_unused]] const std::uint32_t step_shared = static_cast<std::uint32_t>(group_threads * sizeof(T));
+  [[maybe_unused]] const std::uint64_t step_global = step_shared;
 
   int parity = 0;
   PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
@@ -165,17 +168,17 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       r[k] = row < nrows ? rstd_buf(s)[row] : 0.0f;
       sum[k] = -0.0f;
       if constexpr (kStepped) {
-        // This thread's elements of the row, m·G apart: pointers stepped by G (the compiler
-        // otherwise forms each element's address from the kernel parameters anew).
-        const T* xp = xs + row * D + gt;
-        const T* dp = dys + row * D + gt;
+        // This thread's elements of the row, m·G apart: shared and global addresses stepped by
+        // G·size (through pointers nvcc forms each element's address from the parameters anew).
+        std::uint32_t xa = shared_address(xs + row * D + gt);
+        std::uint32_t da = shared_address(dys + row * D + gt);
 #pragma unroll
-        for (int m = 0; m < M; ++m, xp += group_threads, dp += group_threads) {
+        for (int m = 0; m < M; ++m, xa += step_shared, da += step_shared) {
           xh[k][m] = 0.0f;
           if constexpr (kHoldDy) dyv[k][m] = 0.0f;
           if (m < n) {
-            xh[k][m] = to_float(*xp) * r[k];
-            const float dv = to_float(*dp);
+            xh[k][m] = to_float(load_shared_at<T>(xa)) * r[k];
+            const float dv = to_float(load_shared_at<T>(da));
             if constexpr (kHoldDy) dyv[k][m] = dv;
             sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
           }
@@ -207,27 +210,31 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       const int row = q * RG + k;
       if (row >= nrows) continue;
       const float cmean = __fdiv_rn(sum[k], dim_f);
-      [[maybe_unused]] T* dxp = p.dx + e0 + static_cast<std::int64_t>(row) * D + gt;
+      [[maybe_unused]] std::uint64_t dxa = global_address(p.dx + e0 + static_cast<std::int64_t>(row) * D + gt);
       [[maybe_unused]] const T* dp = dys + row * D + gt;
       [[maybe_unused]] const T* rp = kResidual ? rs + row * D + gt : nullptr;
       if constexpr (kStepped) {
         // The arithmetic of every m unconditionally (past the row xh = dy = 0: acc[m] of an
         // absent column is never written out), the store predicated: no branch per element.
+        [[maybe_unused]] std::uint32_t da = kHoldDy ? 0u : shared_address(dp);
+        [[maybe_unused]] std::uint32_t ra = kResidual ? shared_address(rp) : 0u;
 #pragma unroll
-        for (int m = 0; m < M; ++m, dxp += group_threads) {
+        for (int m = 0; m < M; ++m, dxa += step_global) {
           const bool in_row = m < ncols;
           float dv = 0.0f;
           if constexpr (kHoldDy) {
             dv = dyv[k][m];
           } else {
-            if (in_row) dv = to_float(dp[m * group_threads]);
+            if (in_row) dv = to_float(load_shared_at<T>(da));
+            da += step_shared;
           }
           float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
           if constexpr (kResidual) {
-            if (in_row) out += to_float(rp[m * group_threads]);
+            if (in_row) out += to_float(load_shared_at<T>(ra));
+            ra += step_shared;
           }
           acc[m] = fmaf(dv, xh[k][m], acc[m]);
-          if (in_row) *dxp = from_float<T>(out);
+          if (in_row) store_global_at(dxa, from_float<T>(out));
         }
       } else {
         T* const dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;

@@ -87,6 +87,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // The convention's one branch per row instead of one per element (y_of: llama rounds h·r).
   constexpr int kLlama = static_cast<int>(Convention::llama), kStandard = static_cast<int>(Convention::standard);
   const bool llama = p.convention == kLlama;
+  // Bytes between a thread's consecutive elements of a row.
+  const std::uint64_t step_bytes = static_cast<std::uint64_t>(group_threads) * sizeof(T);
 
   int parity = 0;
   PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
@@ -100,27 +102,27 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
       const int n = row < nrows ? ncols : 0;
-      // This thread's elements of the row, m·G apart: pointers stepped by G (the compiler
-      // otherwise forms each element's address from the kernel parameters anew).
-      const T* xp = xs + row * D + gt;
-      [[maybe_unused]] const T* op = kAdd ? os + row * D + gt : nullptr;
-      [[maybe_unused]] T* hp = kAdd ? h_out + e0 + static_cast<std::int64_t>(row) * D + gt : nullptr;
+      // This thread's elements of the row, m·G apart: pointers (and global addresses) stepped
+      // by G (the compiler otherwise forms each element's address from the parameters anew).
+      std::uint32_t xa = shared_address(xs + row * D + gt);
+      [[maybe_unused]] std::uint32_t oa = kAdd ? shared_address(os + row * D + gt) : 0u;
+      [[maybe_unused]] std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + gt) : 0;
       SumSquares<T, Mutant::none> sq;
 #pragma unroll
       for (int m = 0; m < M; ++m) {
-        h[k][m] = 0.0f;
+        // h of an absent column (m ≥ n) is left unset: nothing below reads it.
         if (m < n) {
-          float v = to_float(*xp);
+          float v = to_float(load_shared_at<T>(xa));
           if constexpr (kAdd) {
-            v = round_through<T>(v + to_float(*op));
-            *hp = from_float<T>(v);  // the residual stream
-            op += group_threads;
-            hp += group_threads;
+            v = round_through<T>(v + to_float(load_shared_at<T>(oa)));
+            store_global_at(ha, from_float<T>(v));  // the residual stream
+            oa += static_cast<std::uint32_t>(step_bytes);
+            ha += step_bytes;
           }
           h[k][m] = v;
           sq.add(v);
         }
-        xp += group_threads;
+        xa += static_cast<std::uint32_t>(step_bytes);
       }
       ss[k] = sq.acc;
     }
@@ -136,15 +138,15 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       if (row >= nrows) continue;
       const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
       if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
-      T* yp = y + e0 + static_cast<std::int64_t>(row) * D + gt;
+      std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + gt);
       if (llama) {
 #pragma unroll
-        for (int m = 0; m < M; ++m, yp += group_threads)
-          if (m < ncols) *yp = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama));
+        for (int m = 0; m < M; ++m, ya += step_bytes)
+          if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
       } else {
 #pragma unroll
-        for (int m = 0; m < M; ++m, yp += group_threads)
-          if (m < ncols) *yp = from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard));
+        for (int m = 0; m < M; ++m, ya += step_bytes)
+          if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
       }
     }
   });
