@@ -20,6 +20,11 @@ __device__ __forceinline__ void copy16_async(void* dst, const void* src, int src
   const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
 }
+// The same at a 32-bit shared-window address and a 64-bit global one, both held as integers (a
+// loop that steps them pays one add each, not the re-formed pointer arithmetic).
+__device__ __forceinline__ void copy16_async_at(std::uint32_t dst, std::uint64_t src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+}
 __device__ __forceinline__ void copy4_async(void* dst, const void* src) {
   const auto d = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");

@@ -96,10 +96,12 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     backward_packed_kernel(Params<T, G> p, int group_threads, int groups, int stages) {
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
-  // Each thread's x̂ and dy of its RG rows stay in registers between the passes while they fit
-  // (RG·M ≤ 16: every instance, at the 96 registers of a 640-thread bound); a larger one would
-  // read dy again in the dx pass (the stage is refilled only after the next iteration's barrier).
-  constexpr bool kHoldDy = RG * M <= 16;
+  // Each thread's x̂ of its RG rows stays in registers between the passes, and its dy too
+  // (RG·M ≤ 16) except in the wide instance without the fused add (M = 13), which reads dy again
+  // in the dx pass (the stage is refilled only after the next iteration's barrier): holding it
+  // there spilled 84 bytes beside the stepped addresses, at the 96 registers of a 640-thread
+  // bound; re-reading it in the wide fused-add instance (its old, unstepped form) spilled 112.
+  constexpr bool kHoldDy = RG * M <= 16 && (M <= kPackedPerThread || kResidual);
   // dx addresses from a pointer stepped by G and the per-element arithmetic unconditional with
   // only the store predicated (fewer instructions per element); the wide instance with the fused
   // add keeps a branch per element and forms each address from the row's offset: the stepped
