@@ -111,41 +111,43 @@ __device__ __forceinline__ float round_through(float v) { return to_float(from_f
 // A store of one element to a global address held as an integer. A thread that writes elements
 // G apart steps that integer by G·size (one IMAD.WIDE per element); through a C++ pointer nvcc
 // re-forms base + index·size for every element instead (four to five instructions: SASS of the
-// packed kernels, session 10). Volatile, like the cp.async copies, so the two keep their order.
+// packed kernels, session 10). Volatile with a memory clobber, like the cp.async copies: ordered
+// against them and against every other access, as a plain store would be.
 __device__ __forceinline__ void store_global_at(std::uint64_t addr, float v) {
-  asm volatile("st.global.f32 [%0], %1;" ::"l"(addr), "f"(v));
+  asm volatile("st.global.f32 [%0], %1;" ::"l"(addr), "f"(v) : "memory");
 }
 __device__ __forceinline__ void store_global_at(std::uint64_t addr, __half v) {
-  asm volatile("st.global.b16 [%0], %1;" ::"l"(addr), "h"(__half_as_ushort(v)));
+  asm volatile("st.global.b16 [%0], %1;" ::"l"(addr), "h"(__half_as_ushort(v)) : "memory");
 }
 __device__ __forceinline__ void store_global_at(std::uint64_t addr, __nv_bfloat16 v) {
-  asm volatile("st.global.b16 [%0], %1;" ::"l"(addr), "h"(__bfloat16_as_ushort(v)));
+  asm volatile("st.global.b16 [%0], %1;" ::"l"(addr), "h"(__bfloat16_as_ushort(v)) : "memory");
 }
 template <typename T>
 __device__ __forceinline__ std::uint64_t global_address(T* p) {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
 }
 // The same for loads of one element from shared memory at a 32-bit shared-window address
-// (shared_address below), stepped by the caller. Volatile: nvcc may not move it across the
-// barrier that publishes the stage it reads (a non-volatile asm is a pure function to it).
+// (shared_address below), stepped by the caller. Volatile with a memory clobber: nvcc may not
+// move it across the barrier that publishes the stage it reads, nor past the element stores
+// that fill a tile's edges (a non-volatile asm is a pure function to it).
 template <typename T>
 __device__ __forceinline__ T load_shared_at(std::uint32_t addr);
 template <>
 __device__ __forceinline__ float load_shared_at<float>(std::uint32_t addr) {
   float v;
-  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr));
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(addr) : "memory");
   return v;
 }
 template <>
 __device__ __forceinline__ __half load_shared_at<__half>(std::uint32_t addr) {
   unsigned short b;
-  asm volatile("ld.shared.b16 %0, [%1];" : "=h"(b) : "r"(addr));
+  asm volatile("ld.shared.b16 %0, [%1];" : "=h"(b) : "r"(addr) : "memory");
   return __ushort_as_half(b);
 }
 template <>
 __device__ __forceinline__ __nv_bfloat16 load_shared_at<__nv_bfloat16>(std::uint32_t addr) {
   unsigned short b;
-  asm volatile("ld.shared.b16 %0, [%1];" : "=h"(b) : "r"(addr));
+  asm volatile("ld.shared.b16 %0, [%1];" : "=h"(b) : "r"(addr) : "memory");
   return __ushort_as_bfloat16(b);
 }
 template <typename T>
