@@ -93,7 +93,7 @@ void register_backward_variants(std::vector<Variant>& out) {
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
-      staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, single_stream_dg_shape,
+      staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, staged_dg_shape,
       kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
   add("bwd.cluster_rows.vec8",
       "one row over a 4-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",

@@ -366,10 +366,22 @@ inline Status staged_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+// Programs: P = 2·SMs, except where one block fills an SM (K = 4, 16-bit rows of D > 8192: 120
+// registers x 512 threads, and 135 KB of stages). There P = SMs: with 2·SMs the grid ran as two
+// waves, each paying the pipeline's fill and drain, and wrote twice the dg partials (264 rows of
+// D fp32, 17 MB at D = 16384 against 403 MB of rows at R = 4096; ncu at 4096 x 16384, session
+// 10: DRAM 59.5 %). staged_dg_shape declares the chains of both.
+inline bool staged_one_per_sm(const StagedConfig& c) { return c.chunks > 2; }
+inline AccumShape staged_dg_shape(std::int64_t rows) {
+  const AccumShape two = dg_shape_of(rows, {});
+  const AccumShape one = dg_shape_of(rows, {}, /*programs_per_sm=*/1);
+  return {std::max(two.per_thread, one.per_thread), std::max(two.tree_depth, one.tree_depth)};
+}
+
 inline Status staged_launch(const BackwardArgs& a) {
   const StagedConfig sc = staged_config(a.dim);
   const Config cfg{sc.threads, 1, sc.chunks, false};  // one row stream per program: grid = min(P, R)
-  const std::int64_t grid = programs_for(cfg, a.rows);
+  const std::int64_t grid = staged_one_per_sm(sc) ? one_per_sm_grid(a.rows, 1) : programs_for(cfg, a.rows);
   if (grid <= 0) return no_programs();
   return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
     launch_staged<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
