@@ -44,8 +44,10 @@ if has shards; then
     RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward > "$OUT/shard_$v.log" 2>&1 &
     SHARD_PID[bwd:$v]=$!
   done
+  # SHARDS_FWD=<Catch2 test-name pattern>: only those forward tests (e.g. "forward: fwd.packed_rows*").
   if [ "${SHARDS_FWD:-1}" != 0 ]; then
-    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward > "$OUT/shard_test_gpu_forward.log" 2>&1 &
+    fwd_filter=(); [ "${SHARDS_FWD:-1}" = 1 ] || fwd_filter=("$SHARDS_FWD")
+    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward "${fwd_filter[@]}" > "$OUT/shard_test_gpu_forward.log" 2>&1 &
     SHARD_PID[test_gpu_forward]=$!
   fi
   (cd $B && timeout ${TEST_TIMEOUT:-400} ctest -R corpus.replay.gpu --output-on-failure) > "$OUT/shard_corpus.log" 2>&1 &
@@ -139,17 +141,23 @@ if has bench_ab && [ -x $B/bench/rmsnorm-bench ] && [ -n "${BENCH_BASE:-}" ]; th
   # A kernel change against the binary before it (BENCH_BASE, built from the base commit and
   # carried), same arguments (AB_ARGS), run base, new, base, new: each run has its own same-run
   # copy, and the two runs of a side show the noise. bench_compare.py lists what moved.
-  for k in 1 2; do
-    timeout 150 "$BENCH_BASE" ${AB_ARGS:-} --csv "$OUT/ab_base$k.csv" > "$OUT/ab_base$k.log" 2>&1; RESULT[ab_base$k]=$?
-    timeout 150 $B/bench/rmsnorm-bench ${AB_ARGS:-} --csv "$OUT/ab_new$k.csv" > "$OUT/ab_new$k.log" 2>&1; RESULT[ab_new$k]=$?
+  # AB_ARGS2: a second argument set, its files ab2_*.
+  for set in 1 2; do
+    args=${AB_ARGS:-}; pre=ab
+    if [ $set = 2 ]; then [ -n "${AB_ARGS2:-}" ] || break; args=$AB_ARGS2; pre=ab2; fi
+    for k in 1 2; do
+      timeout 150 "$BENCH_BASE" $args --csv "$OUT/${pre}_base$k.csv" > "$OUT/${pre}_base$k.log" 2>&1; RESULT[${pre}_base$k]=$?
+      timeout 150 $B/bench/rmsnorm-bench $args --csv "$OUT/${pre}_new$k.csv" > "$OUT/${pre}_new$k.log" 2>&1; RESULT[${pre}_new$k]=$?
+    done
+    # Each pair in full to a file; printed: what moved the same way in both pairs (--pair), then
+    # each pair's counts and the base against itself (the noise).
+    echo "--- $pre: $args"
+    python3 scripts/bench_compare.py "$OUT/${pre}_base1.csv" "$OUT/${pre}_new1.csv" > "$OUT/${pre}_compare1.txt"
+    python3 scripts/bench_compare.py "$OUT/${pre}_base2.csv" "$OUT/${pre}_new2.csv" > "$OUT/${pre}_compare2.txt"
+    python3 scripts/bench_compare.py "$OUT/${pre}_base1.csv" "$OUT/${pre}_new1.csv" --pair "$OUT/${pre}_base2.csv" "$OUT/${pre}_new2.csv" | tee "$OUT/${pre}_agreed.txt"
+    for k in 1 2; do grep -A8 "shapes moved by more than" "$OUT/${pre}_compare$k.txt" | sed "s/^/pair $k: /"; done
+    python3 scripts/bench_compare.py "$OUT/${pre}_base1.csv" "$OUT/${pre}_base2.csv" | tail -3 | sed 's/^/base vs base: /'
   done
-  # Each pair in full to a file; printed: what moved the same way in both pairs (--pair), then
-  # each pair's counts and the base against itself (the noise).
-  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" > "$OUT/ab_compare1.txt"
-  python3 scripts/bench_compare.py "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" > "$OUT/ab_compare2.txt"
-  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_new1.csv" --pair "$OUT/ab_base2.csv" "$OUT/ab_new2.csv" | tee "$OUT/ab_agreed.txt"
-  for k in 1 2; do grep -A8 "shapes moved by more than" "$OUT/ab_compare$k.txt" | sed "s/^/pair $k: /"; done
-  python3 scripts/bench_compare.py "$OUT/ab_base1.csv" "$OUT/ab_base2.csv" | tail -3 | sed 's/^/base vs base: /'
 fi
 if has peers; then
   step peers
