@@ -9,6 +9,8 @@
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
 //                    to 64 KB, R ≥ 256 (large_d_pair_preferred)
+//   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
+//                    registers (forward_cluster.cuh); not dispatched until measured
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -74,6 +76,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::packed_rows) {
     v.can_implement_forward = fwd::can_packed_rows<M>;
     v.run_forward = fwd::run_packed_rows<M>;
+  } else if constexpr (P == Path::cluster_row) {
+    v.can_implement_forward = fwd::can_cluster_row<M>;
+    v.run_forward = fwd::run_cluster_row<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -83,10 +88,11 @@ Variant make(std::string name, std::string description) {
   v.max_dim = P == Path::warp_row      ? 1024
               : P == Path::staged_rows ? 8192
               : P == Path::block_row   ? 16384
+              : P == Path::cluster_row ? fwd::kFwdClusterMaxDim
               : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows) ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
-                   P == Path::large_d_pair;
+                   P == Path::large_d_pair || P == Path::cluster_row;
   return v;
 }
 
@@ -100,6 +106,7 @@ const char* path_variant_name(Path p) {
     case Path::element_row: return "fwd.element_row";
     case Path::realigned_row: return "fwd.realigned_row";
     case Path::packed_rows: return "fwd.packed_rows";
+    case Path::cluster_row: return "fwd.cluster_row";
     default: return "fwd.scalar";
   }
 }
@@ -122,6 +129,10 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::staged_rows_preferred;
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
+  // Before the large-D paths; not dispatched until measured against them (fwd::cluster_row_preferred).
+  out.push_back(make<Mutant::none, Path::cluster_row>(
+      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory"));
+  out.back().preferred_forward = fwd::cluster_row_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
       "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256"));

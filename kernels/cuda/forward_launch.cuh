@@ -9,11 +9,12 @@
 #include <type_traits>
 
 #include "forward_kernels.cuh"
+#include "forward_cluster.cuh"
 #include "forward_packed.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows, cluster_row };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -107,6 +108,9 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
     case Path::packed_rows:
       s = packed_row_shape(dim);
       break;
+    case Path::cluster_row:
+      s = fwd_cluster_row_shape(dim);
+      break;
     case Path::scalar: {
       const int b = scalar_threads(dim);
       s.per_thread = (dim + b - 1) / b;
@@ -153,6 +157,7 @@ inline const char* path_name(Path p) {
     case Path::realigned_row: return "realigned_row";
     case Path::large_d_pair: return "large_d_pair";
     case Path::packed_rows: return "packed_rows";
+    case Path::cluster_row: return "cluster_row";
     default: return "scalar";
   }
 }
@@ -268,6 +273,13 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (packed_fwd_stages(D, size_of(a.x.type), a.o.data != nullptr) < kPackedMinStages)
       return Status::fail(Status::Code::unsupported, who + ": fewer than 3 stages of this tile fit shared memory");
     return Status::success();
+  }
+  if (path == Path::cluster_row) {
+    if (D > kFwdClusterMaxDim)
+      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kFwdClusterMaxDim) +
+                                                         " (8 CTAs x their threads x their chunks x 8)");
+    const Status c = cluster_launch_status();
+    if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
   }
   const bool element_path = path == Path::element_row || path == Path::realigned_row;
   if (element_path && D > kElementRowMaxDim)
@@ -736,6 +748,63 @@ Status run_scalar(const ForwardArgs& a) {
   return launch_status("fwd.scalar");
 }
 
+// fwd.cluster_row (forward_cluster.cuh): the co-resident clusters of the instantiation at the
+// block size launched (cudaOccupancyMaxActiveClusters, cached per device and block size), at
+// most R; each cluster walks rows cluster + k·clusters.
+template <typename Kernel>
+std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
+  constexpr int kSizes = 1024 / kWarp;
+  static std::int64_t cached[64][kSizes + 1] = {};
+  int dev = 0;
+  if (threads <= 0 || threads > max_threads || cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int slot = threads / kWarp;
+  if (dev >= 0 && dev < 64 && cached[dev][slot] > 0) return cached[dev][slot];
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(kFwdClusterCtas, 1, 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (dev >= 0 && dev < 64) cached[dev][slot] = n;
+  return n;
+}
+
+// The dispatch hint of fwd.cluster_row: none yet (written in session 11; measured by name
+// against fwd.large_d and fwd.large_d_pair before it is dispatched).
+inline bool cluster_row_preferred(const ForwardArgs&) { return false; }
+
+template <Mutant M>
+Status run_cluster_row(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.cluster_row carries no mutants");
+  Status st = can_implement<M>(Path::cluster_row, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    constexpr FwdClusterShape cs = fwd_cluster_shape_of<T>;
+    const int threads = fwd_cluster_threads(a.dim, cs);
+    auto kernel = fwd_cluster_kernel<T, G, kQ, kA>;
+    const std::int64_t clusters = std::min(fwd_cluster_programs(kernel, threads, cs.max_threads), a.rows);
+    if (clusters <= 0) {
+      result = Status::fail(Status::Code::launch_failed, "fwd.cluster_row: no 8-CTA cluster of " +
+                                                             std::to_string(threads) + " threads fits this device");
+      return;
+    }
+    kernel<<<grid_for(clusters * cs.ctas), threads, 0, s>>>(p, fwd_cluster_slice(a.dim, cs));
+  });
+  if (!result.ok()) return result;
+  return launch_status("fwd.cluster_row");
+}
+
 // Function-pointer adapters for the registry (one set per path and mutant).
 template <Mutant M> Status can_warp_row(const ForwardArgs& a) { return can_implement<M>(Path::warp_row, a); }
 template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_implement<M>(Path::block_row, a); }
@@ -746,5 +815,6 @@ template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_im
 template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_implement<M>(Path::realigned_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
 template <Mutant M> Status can_packed_rows(const ForwardArgs& a) { return can_implement<M>(Path::packed_rows, a); }
+template <Mutant M> Status can_cluster_row(const ForwardArgs& a) { return can_implement<M>(Path::cluster_row, a); }
 
 }  // namespace rmsnorm::cuda::fwd

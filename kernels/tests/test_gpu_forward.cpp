@@ -483,6 +483,52 @@ TEST_CASE("forward: persistent grids with several rows per block match the oracl
   }
 }
 
+// fwd.cluster_row splits a row over an 8-CTA cluster and walks rows cluster + k·clusters, the
+// next row in flight (registers; L2 for FP8 outputs) and the partials double-buffered in every
+// CTA's shared memory. H200: 33 clusters of 16-bit rows at D = 65536 (two 512-thread CTAs per SM),
+// 16 of fp32 rows (one 1024-thread CTA per SM), so 300 rows give each cluster 9-19 and the slots'
+// parity turns many times. Each shape: passes the oracle (with the harness's guard bands and
+// poisoned row gaps), repeats bitwise, and its first 5 rows equal a batch of those 5 rows alone
+// (y, rstd, the residual, the FP8 scales): one row per cluster there.
+TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracle, repeats bitwise, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.cluster_row");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  struct Shape {
+    RowsShape rows;
+    std::int64_t pad;  // elements between rows (x, y and o): 16-byte rows, FP8 y too
+  };
+  const Shape shapes[] = {
+      {{65536, 300, DType::bf16, Quant::none, false}, 0},          {{65536, 300, DType::f16, Quant::none, true}, 8},
+      {{32768, 300, DType::bf16, Quant::dynamic_token, false}, 16}, {{65536, 200, DType::bf16, Quant::per_block, true}, 0},
+      {{20000, 300, DType::bf16, Quant::static_scale, true}, 8},    {{16392, 400, DType::f16, Quant::none, false}, 0},
+      {{65536, 300, DType::f32, Quant::none, true}, 4},             {{40000, 300, DType::f32, Quant::dynamic_token, true}, 0},
+      {{24576, 300, DType::f32, Quant::per_block, false}, 0},       {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},
+      {{8, 5000, DType::f16, Quant::none, true}, 0},
+  };
+  for (const Shape& sh : shapes) {
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = sh.pad;
+    const oracle::ForwardCase c = require_rows_pass(*v, sh.rows, l);
+    const harness::RawForward a = harness::execute_forward(*v, c, l);
+    const harness::RawForward b = harness::execute_forward(*v, c, l);
+    const std::int64_t k = 5;
+    const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, k), l);
+    INFO("fwd.cluster_row D=" << sh.rows.dim << " R=" << sh.rows.rows << " x=" << rmsnorm::to_string(sh.rows.t)
+                              << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad);
+    REQUIRE(a.status.ok());
+    REQUIRE(h.status.ok());
+    CHECK(a.result.y == b.result.y);
+    CHECK(a.result.rstd == b.result.rstd);
+    CHECK(a.result.scale == b.result.scale);
+    REQUIRE(h.result.y.size() <= a.result.y.size());
+    CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
+    CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
+    CHECK(std::equal(h.result.scale.begin(), h.result.scale.end(), a.result.scale.begin()));
+    if (sh.rows.add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
+  }
+}
+
 // fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32
 // FP8 forward and the 16-bit fused add + FP8 from 16384 rows it asks L2 for the row one wave
 // ahead (`ahead`: the blocks that fit at once, fwd_regs_ahead_kernel). With R over a wave the
