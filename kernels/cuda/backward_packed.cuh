@@ -56,7 +56,8 @@ inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;      // between
 inline constexpr std::int64_t kPackedPreferredMinRows = 2048;
 inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;        // 16-bit rows of D >= 1025
 inline constexpr std::int64_t kPackedPreferredMinDim16 = 1025;
-inline constexpr std::int64_t kPackedPreferredMaxDim32 = 1536;        // fp32 rows of 1537-2560: mixed
+inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;        // fp32 rows (session 11)
+inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;     // fp32 rows at any R (session 11)
 
 // The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
 inline constexpr int kPackedTensors = 3;
@@ -346,12 +347,17 @@ inline Status packed_can_implement(const BackwardArgs& a) {
 // Against the first form (one row per group, dx through shared memory; session 10, two A/B pairs
 // under session 9's dispatch) 59 of 168 odd-D shapes moved faster by more than 3 % in both, one
 // slower (fused add, 64 x 4097, -4.6 %); 32768 x 1025 bf16 0.31 -> 0.51 of the copy.
+// Session 11 (call 2, by name, after the per-element code went through stepped integer
+// addresses; D = 513-3073, R = 64-2048, bf16 and fp32, persistent's time / this one): bf16 as
+// above (R = 512: 1.08-1.97 from D = 1025, 0.94-0.99 at 513; R = 64 below 3073: 0.58-0.93);
+// fp32 now ahead from R = 512 at every D (1.05-2.04) and at R = 64 from D = 2049 (1.15-1.64),
+// behind at R = 64 below it (0.77-0.85).
 inline bool packed_preferred(const BackwardArgs& a) {
   if (all_aligned(a) || a.dim < kPackedPreferredMinDim) return false;
   if (a.dim >= kPackedPreferredWideMinDim) return true;
   if (size_of(a.x.type) == 2)
     return a.rows >= kPackedPreferredMinRows || (a.dim >= kPackedPreferredMinDim16 && a.rows >= kPackedPreferredMinRows16);
-  return a.dim <= kPackedPreferredMaxDim32 && a.rows >= kPackedPreferredMinRows;
+  return a.rows >= kPackedPreferredMinRows32 || a.dim >= kPackedPreferredMinDim32Any;
 }
 
 inline Status packed_launch(const BackwardArgs& a) {

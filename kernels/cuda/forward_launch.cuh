@@ -590,11 +590,27 @@ inline bool staged_rows_preferred(const ForwardArgs& a) {
 // (call 2): R = 128 pair 0.62 / 0.53 against 0.65 / 0.59 (FP8; D = 16384 / 32768), R = 256 pair
 // 0.61 / 0.55 against 0.52 / 0.49, and ahead at every R from 256 to 4096 for both FP8 ops.
 // Hence from R = 256 (two rows per SM of a 132-SM H200 need 264; fewer rows leave SMs idle).
+// Session 11 (call 2, by name, bf16, D = 12288-65536, R = 64-32768, large_d with its persistent
+// prefetch since session 7): add + FP8 of rows over 32 KB now runs faster on fwd.large_d from
+// R = 4096 (D = 20000: 1.01-1.03x, D = 32768: 1.06-1.07x), the pair still ahead at R = 512
+// (1.02-1.09x); FP8 alone keeps the pair to 64 KB (1.09-1.38x). And the fused add without FP8
+// of 16-bit rows past fwd.block_row's 16384 gains from the pair as well: D = 20000 1.04-1.11x,
+// D = 32768 1.04-1.09x at R = 512 and 32768, 0.997x at 4096; at D = 65536 (128 KB rows, beyond
+// its cache share) 1.01-1.02x, not taken. The plain forward: the pair ahead only at R = 512.
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
 inline constexpr std::int64_t kLargeDPairMinRows = 256;
+inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytesManyRows = 32 * 1024;
+inline constexpr std::int64_t kLargeDPairAddQuantManyRows = 4096;
+inline constexpr std::int64_t kLargeDPairAddMinRows = 512;
+inline constexpr std::int64_t kLargeDPairAddMaxDim16 = 32768;
 inline bool large_d_pair_preferred(const ForwardArgs& a) {
-  return a.quant != Quant::none && a.rows >= kLargeDPairMinRows &&
-         a.dim * static_cast<std::int64_t>(size_of(a.x.type)) <= kLargeDPairMaxRowBytes;
+  const std::int64_t row_bytes = a.dim * static_cast<std::int64_t>(size_of(a.x.type));
+  const bool add = a.o.data != nullptr;
+  if (a.quant != Quant::none) {
+    if (a.rows < kLargeDPairMinRows || row_bytes > kLargeDPairMaxRowBytes) return false;
+    return !(add && a.rows >= kLargeDPairAddQuantManyRows && row_bytes > kLargeDPairAddQuantMaxRowBytesManyRows);
+  }
+  return add && size_of(a.x.type) == 2 && a.rows >= kLargeDPairAddMinRows && a.dim <= kLargeDPairAddMaxDim16;
 }
 
 template <Mutant M>
@@ -726,11 +742,29 @@ Status run_packed_rows(const ForwardArgs& a) {
 // shared-memory load and a predicated element store with its own 64-bit address (SASS, session
 // 10), against realigned_row's vectors. The fused add moves twice the input through the same
 // per-tile bookkeeping, and its h store rides on the load already made.
+//
+// Session 11, after the per-element code went through stepped integer addresses (two A/B pairs
+// against session 10's form: 92 of 108 odd-D shapes faster by more than 3 % in both, fp32 rows
+// at 4097-8191 4-9 % slower), by name again (call 2, D = 513-8191, R = 64-32768):
+//   plain forward, bf16: 1.10-1.25x the better of the two at R = 32768, 0.94-1.07x at 4096,
+//     0.95-0.98x at 512 and 0.69-0.93x at 64; fp32: 1.03-1.10x at R = 32768 up to D = 4097,
+//     0.98x at 8191, 0.97-1.04x at 4096. So from R = 8192 (between the two measured, as
+//     fwd.realigned_row's own cut), fp32 rows to D = 4097;
+//   fused add, bf16: 1.24-1.61x from R = 4096; at R = 512 1.08-1.24x from D = 4097, 0.87-0.97x
+//     below; fp32 from D = 4097: 1.11-1.19x at 4096 rows, 0.99-1.16x at 512.
 inline constexpr std::int64_t kPackedFwdMinRows = 4096;
+inline constexpr std::int64_t kPackedFwdWideMinRows16 = 512;  // 16-bit fused add from D = 4097
+inline constexpr std::int64_t kPackedFwdWideMinDim16 = 4097;
 inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
+inline constexpr std::int64_t kPackedFwdPlainMinRows = 8192;
+inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
 inline bool packed_fwd_preferred(const ForwardArgs& a) {
-  if (a.o.data == nullptr || a.quant != Quant::none || a.rows < kPackedFwdMinRows) return false;
-  return size_of(a.x.type) == 2 || a.dim >= kPackedFwdMinDim32;
+  if (a.quant != Quant::none) return false;
+  const bool wide16 = size_of(a.x.type) == 2;
+  if (a.o.data == nullptr)
+    return a.rows >= kPackedFwdPlainMinRows && (wide16 || a.dim <= kPackedFwdPlainMaxDim32);
+  if (wide16) return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdWideMinRows16 && a.dim >= kPackedFwdWideMinDim16);
+  return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
 }
 
 template <Mutant M>
@@ -774,9 +808,19 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
   return n;
 }
 
-// The dispatch hint of fwd.cluster_row: none yet (written in session 11; measured by name
-// against fwd.large_d and fwd.large_d_pair before it is dispatched).
-inline bool cluster_row_preferred(const ForwardArgs&) { return false; }
+// The dispatch hint of fwd.cluster_row, from its time against fwd.large_d and fwd.large_d_pair
+// (H200, session 11, call 2, by name, bf16, D = 12288-65536, R = 64-32768): from R = 512 it ran
+// 0.61-0.86x of the better of them in the plain forward and the fused add (two rows' phases per
+// SM overlap in large_d_pair, and large_d's next-row prefetch keeps DRAM busy; the cluster's two
+// CTAs per SM wait at a cluster barrier per row), 0.41-0.80x with FP8 outputs; at R = 64, where
+// each row's block is alone on its SM, 1.03-1.13x at D = 20000-32768 and 1.00-1.01x at 65536 for
+// the plain forward and the fused add. So: those two ops of 16-bit rows past fwd.block_row's
+// 16384, R <= 64.
+inline constexpr std::int64_t kClusterRowMaxRows = 64;
+inline constexpr std::int64_t kClusterRowMinDim = 16385;
+inline bool cluster_row_preferred(const ForwardArgs& a) {
+  return a.quant == Quant::none && size_of(a.x.type) == 2 && a.dim >= kClusterRowMinDim && a.rows <= kClusterRowMaxRows;
+}
 
 template <Mutant M>
 Status run_cluster_row(const ForwardArgs& a) {

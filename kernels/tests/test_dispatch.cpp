@@ -21,21 +21,22 @@ std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false,
 
 }  // namespace
 
-TEST_CASE("forward dispatch: odd widths go to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
+TEST_CASE("forward dispatch: FP8 outputs of odd widths go to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
   const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
   REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
   REQUIRE(realigned->preferred_forward != nullptr);
-  CHECK(pick(DType::bf16, 8192, 1025) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.realigned_row");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
-  CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");  // below
-  CHECK(pick(DType::bf16, 8191, 1025) == "fwd.element_row");   // fewer rows
-  CHECK(pick(DType::f32, 32768, 1025) == "fwd.element_row");   // fp32 rows
+  CHECK(pick(DType::bf16, 8192, 1025) == "fwd.packed_rows");                        // packed rows: below
+  CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");
+  CHECK(pick(DType::bf16, 8191, 1025, /*fp8=*/true) == "fwd.element_row");   // fewer rows
+  CHECK(pick(DType::f32, 32768, 1025, /*fp8=*/true) == "fwd.element_row");   // fp32 rows
   CHECK(pick(DType::bf16, 8192, 8193) == "fwd.scalar");        // beyond the element paths' D
   CHECK(pick(DType::bf16, 8192, 1024) == "fwd.warp_row");      // aligned rows: the vector paths
   CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
 }
 
-TEST_CASE("forward dispatch: the fused add of packed odd widths goes to fwd.packed_rows from R = 4096", "[host]") {
+TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused add from R = 4096 (16-bit from 512 at D >= 4097), the forward from R = 8192", "[host]") {
   const rmsnorm::Variant* packed = rmsnorm::find_variant("fwd.packed_rows");
   REQUIRE(packed != nullptr);
   REQUIRE(packed->preferred_forward != nullptr);
@@ -43,15 +44,22 @@ TEST_CASE("forward dispatch: the fused add of packed odd widths goes to fwd.pack
   CHECK(pick(DType::f16, 32768, 8191, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 4096, 4097, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::bf16, 4095, 1025, false, /*add=*/true) == "fwd.element_row");     // fewer rows
+  CHECK(pick(DType::bf16, 512, 4097, false, /*add=*/true) == "fwd.packed_rows");      // wider 16-bit rows
+  CHECK(pick(DType::bf16, 511, 8191, false, /*add=*/true) == "fwd.element_row");
+  CHECK(pick(DType::f32, 512, 8191, false, /*add=*/true) == "fwd.element_row");       // fp32: from R = 4096
   CHECK(pick(DType::bf16, 8192, 1025, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 32768, 4095, false, /*add=*/true) == "fwd.element_row");    // fp32 below 4097
-  CHECK(pick(DType::bf16, 32768, 1025) == "fwd.realigned_row");                       // not the fused add
+  CHECK(pick(DType::bf16, 8192, 513) == "fwd.packed_rows");                           // the plain forward
+  CHECK(pick(DType::f16, 32768, 8191) == "fwd.packed_rows");
+  CHECK(pick(DType::f32, 8192, 4097) == "fwd.packed_rows");
+  CHECK(pick(DType::f32, 32768, 4099) == "fwd.element_row");                          // fp32 beyond 4097
+  CHECK(pick(DType::bf16, 8191, 1025) == "fwd.element_row");                          // fewer rows
   CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.realigned_row");  // FP8 outputs
   CHECK(pick(DType::bf16, 32768, 8193, false, /*add=*/true) == "fwd.scalar");         // beyond 8192
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 256, go to fwd.large_d_pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, and the 16-bit fused add past 16384, go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
@@ -61,10 +69,18 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB, R >= 256, go to fwd.
   CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.staged_rows");  // FP8 at D = 8192: the staged register form
   CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
-  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // not FP8
+  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward
   CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");    // add + FP8 over 32 KB, many rows
+  CHECK(pick(DType::bf16, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 512, 20000, false, /*add=*/true) == "fwd.large_d_pair");      // the fused add
+  CHECK(pick(DType::f16, 32768, 32768, false, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 511, 20000, false, /*add=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 4096, 32776, false, /*add=*/true) == "fwd.large_d");          // past 32768
+  CHECK(pick(DType::f32, 4096, 20000, false, /*add=*/true) == "fwd.large_d");           // fp32 rows: not measured
+  CHECK(pick(DType::bf16, 4096, 16384, false, /*add=*/true) == "fwd.block_row");        // block_row's range
 }
 
 TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 6144 < D <= 8192, R >= 512, go to fwd.staged_rows", "[host]") {

@@ -462,8 +462,8 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
   // Packed rows that are not 16-byte aligned (odd D): bwd.packed_rows where it measured faster
-  // (backward_packed.cuh, packed_preferred): D > 2560 at any R; 513 <= D <= 2560 from R = 2048
-  // (fp32: D <= 1536), 16-bit rows of D >= 1025 from R = 512.
+  // (backward_packed.cuh, packed_preferred): D > 2560 at any R; 16-bit rows of 513-2560 from
+  // R = 2048, of D >= 1025 from R = 512; fp32 rows from R = 512, or from D = 2049 at any R.
   CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows.vec8");
   CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows.vec8");
   CHECK(pick(DType::bf16, 1, 8191) == "bwd.packed_rows.vec8");
@@ -475,7 +475,11 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 2047, 513) == "bwd.persistent_rows.vec8");   // fewer rows
   CHECK(pick(DType::bf16, 511, 1025) == "bwd.persistent_rows.vec8");   // fewer rows
   CHECK(pick(DType::bf16, 64, 2049) == "bwd.persistent_rows.vec8");    // fewer rows
-  CHECK(pick(DType::f32, 32768, 2049) == "bwd.persistent_rows.vec8");  // fp32 of 1537-2560
+  CHECK(pick(DType::f32, 32768, 2049) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f32, 512, 1025) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f32, 64, 2049) == "bwd.packed_rows.vec8");
+  CHECK(pick(DType::f32, 64, 1025) == "bwd.persistent_rows.vec8");     // fp32: fewer rows
+  CHECK(pick(DType::f32, 511, 2047) == "bwd.persistent_rows.vec8");
   CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows.vec8");  // fp32 beyond 4096
   CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows.vec8"); // beyond 8192
   CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");  // a warp per row below 513

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/catch.h"
+#include "harness/probe_args.h"
 #include "harness/run.h"
 #include "oracle/oracle.h"
 #include "rmsnorm/formats.h"
@@ -527,6 +528,24 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
     CHECK(std::equal(h.result.scale.begin(), h.result.scale.end(), a.result.scale.begin()));
     if (sh.rows.add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
   }
+}
+
+// The dispatch hint of fwd.cluster_row (forward_launch.cuh, cluster_row_preferred): the plain
+// forward and the fused add of 16-bit rows past 16384, R <= 64. Its capability check asks the
+// device for cluster launch, so this choice is tested here rather than in test_dispatch.
+TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", "[gpu]") {
+  auto pick = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
+    const rmsnorm::Variant* v = rmsnorm::pick_forward(harness::probe_forward(x, rows, dim, fp8, add), rmsnorm::Memory::device);
+    return v ? v->name : std::string("none");
+  };
+  CHECK(pick(DType::bf16, 1, 65536) == "fwd.cluster_row");
+  CHECK(pick(DType::f16, 64, 16392, false, /*add=*/true) == "fwd.cluster_row");
+  CHECK(pick(DType::bf16, 16, 32768, false, /*add=*/true) == "fwd.cluster_row");
+  CHECK(pick(DType::bf16, 65, 65536) == "fwd.large_d");                        // more rows
+  CHECK(pick(DType::bf16, 64, 16384) == "fwd.block_row");                      // block_row's range
+  CHECK(pick(DType::bf16, 64, 65536, /*fp8=*/true) == "fwd.large_d");          // FP8 outputs
+  CHECK(pick(DType::f32, 64, 65536) == "fwd.large_d");                         // fp32 rows
+  CHECK(pick(DType::bf16, 64, 65544) == "fwd.large_d");                        // beyond 65536
 }
 
 // fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32
