@@ -809,13 +809,14 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
 }
 
 // The dispatch hint of fwd.cluster_row, from its time against fwd.large_d and fwd.large_d_pair
-// (H200, session 11, call 2, by name, bf16, D = 12288-65536, R = 64-32768): from R = 512 it ran
-// 0.61-0.86x of the better of them in the plain forward and the fused add (two rows' phases per
-// SM overlap in large_d_pair, and large_d's next-row prefetch keeps DRAM busy; the cluster's two
-// CTAs per SM wait at a cluster barrier per row), 0.41-0.80x with FP8 outputs; at R = 64, where
-// each row's block is alone on its SM, 1.03-1.13x at D = 20000-32768 and 1.00-1.01x at 65536 for
-// the plain forward and the fused add. So: those two ops of 16-bit rows past fwd.block_row's
-// 16384, R <= 64.
+// (H200, session 11, by name, bf16, D = 12288-65536): from R = 512 it ran 0.70-1.01x of the
+// better of them in the plain forward and the fused add (1.01 only for the fused add at 65536;
+// two rows' phases per SM overlap in large_d_pair, and large_d's next-row prefetch keeps DRAM
+// busy, while the cluster's two CTAs per SM wait at a cluster barrier per row), 0.41-0.88x with
+// FP8 outputs; at R = 64, where each row's block is alone on its SM, 1.03-1.13x at
+// D = 20000-32768 and 1.00-1.02x at 65536 for the plain forward and the fused add (call 2); at
+// R = 1-16 1.27-2.41x (call 3: one row over 8 SMs instead of 1). So: those two ops of 16-bit rows
+// past fwd.block_row's 16384, R <= 64.
 inline constexpr std::int64_t kClusterRowMaxRows = 64;
 inline constexpr std::int64_t kClusterRowMinDim = 16385;
 inline bool cluster_row_preferred(const ForwardArgs& a) {
