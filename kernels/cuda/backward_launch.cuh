@@ -49,15 +49,7 @@ inline Config config_for(std::int64_t dim, bool allow_fused, std::size_t elem_by
 
 // P = kProgramsPerSM × SM count of the current device: a function of the device only. 0 when
 // no device answers.
-inline std::int64_t programs() {
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return static_cast<std::int64_t>(sms) * kProgramsPerSM;
-}
+inline std::int64_t programs() { return static_cast<std::int64_t>(sm_count()) * kProgramsPerSM; }
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
@@ -272,7 +264,7 @@ inline Status no_programs() { return Status::fail(Status::Code::no_device, "no C
 // (bwd.staged_streams, bwd.packed_rows): min(SMs, ceil(R / rows_per_step)); 0 when no device
 // answered for the SM count.
 inline std::int64_t one_per_sm_grid(std::int64_t rows, std::int64_t rows_per_step) {
-  const std::int64_t sms = programs() / kProgramsPerSM;
+  const std::int64_t sms = sm_count();
   return sms <= 0 ? 0 : std::min(sms, ceil_div(rows, rows_per_step));
 }
 

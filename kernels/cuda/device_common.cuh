@@ -189,6 +189,16 @@ __host__ __device__ __forceinline__ bool ptr_aligned(const void* p, std::size_t 
 }
 
 // Host: every row start of a [*, D] view with this element stride is `bytes`-aligned.
+// The SM count of the current device (host); 0 when no device answers (the error is cleared).
+inline int sm_count() {
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return sms;
+}
+
 inline bool view_aligned(const void* base, std::int64_t stride, std::size_t elem, std::size_t bytes) {
   return ptr_aligned(base, bytes) && (static_cast<std::uint64_t>(stride) * elem) % bytes == 0;
 }

@@ -361,6 +361,23 @@ cudaError_t persistent_grid(Kernel kernel, int threads, std::size_t smem, std::i
   return e;
 }
 
+// The frame every forward launcher shares: can_implement (nothing launches on invalid input),
+// R = 0 a no-op, the kernel parameters and the stream, the instantiation the arguments need
+// (dispatch), then the runtime's verdict. `launch(tt, gt, q, ad, p, s, result)` launches, or sets
+// `result` to a failure of its own set-up (occupancy, shared-memory opt-in) and launches nothing.
+template <Mutant M, typename Launch>
+Status run_path(Path path, const ForwardArgs& a, Launch&& launch) {
+  Status st = can_implement<M>(path, a);
+  if (!st.ok() || a.rows == 0) return st;
+  const Params p = make_params(a);
+  cudaStream_t s = as_stream(a.stream);
+  Status result = Status::success();
+  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) { launch(tt, gt, q, ad, p, s, result); });
+  if (!result.ok()) return result;
+  const std::string who = std::string("fwd.") + path_name(path);
+  return launch_status(who.c_str());
+}
+
 template <typename T, typename G, bool kQ, bool kA, int LANES, int ITERS, Mutant M, bool kEarlyW = false>
 void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cudaStream_t s) {
   const std::int64_t blocks = (p.rows + rows_per_block - 1) / rows_per_block;
@@ -379,12 +396,8 @@ inline constexpr std::int64_t kBlockRowAheadMinRowsAddQuant16 = 16384;
 
 template <Mutant M>
 Status run_warp_row(const ForwardArgs& a) {
-  Status st = can_implement<M>(Path::warp_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
   const RegsConfig c = warp_row_config(a.dim);
-  cudaStream_t s = as_stream(a.stream);
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::warp_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status&) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
@@ -400,17 +413,11 @@ Status run_warp_row(const ForwardArgs& a) {
       default: launch_regs<T, G, kQ, kA, 32, 4, M>(p, kSubWarpBlock, rpb, s); break;
     }
   });
-  return launch_status("fwd.warp_row");
 }
 
 template <Mutant M>
 Status run_block_row(const ForwardArgs& a) {
-  Status st = can_implement<M>(Path::block_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::block_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
@@ -456,26 +463,19 @@ Status run_block_row(const ForwardArgs& a) {
     }
     launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
   });
-  if (!result.ok()) return result;
-  return launch_status("fwd.block_row");
 }
 
 template <Mutant M>
 Status run_staged_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.staged_rows carries no mutants");
-  Status st = can_implement<M>(Path::staged_rows, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    return launch_status("fwd.staged_rows");
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::staged_rows, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-    if constexpr (!kQ) {
+    const int sms = sm_count();
+    if (sms <= 0) {
+      result = Status::fail(Status::Code::no_device, "fwd.staged_rows: no CUDA device answered for the SM count");
+    } else if constexpr (!kQ) {
       result = Status::fail(Status::Code::unsupported, "fwd.staged_rows: FP8 outputs only");
     } else {
     const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
@@ -495,8 +495,6 @@ Status run_staged_rows(const ForwardArgs& a) {
     kernel<<<grid_for(grid), c.lanes, l.smem, s>>>(p);
     }
   });
-  if (!result.ok()) return result;
-  return launch_status("fwd.staged_rows");
 }
 
 // Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,
@@ -527,17 +525,12 @@ inline bool large_d_persistent(const ForwardArgs& a) {
 // fwd.large_d (1024 threads, one block per SM) and fwd.large_d_pair (512 threads, two).
 template <Mutant M, int THREADS>
 Status launch_large_d(const ForwardArgs& a, Path path) {
-  Status st = can_implement<M>(path, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const std::string who = std::string("fwd.") + path_name(path);
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  const std::int64_t budget = smem_cache_budget(THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM);
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(path, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    const std::string who = std::string("fwd.") + path_name(path);
+    const std::int64_t budget = smem_cache_budget(THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM);
     const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
     const std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
     auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
@@ -555,8 +548,6 @@ Status launch_large_d(const ForwardArgs& a, Path path) {
     }
     kernel<<<grid_for(grid), THREADS, bytes, s>>>(p, cache_chunks);
   });
-  if (!result.ok()) return result;
-  return launch_status(who.c_str());
 }
 
 template <Mutant M>
@@ -621,17 +612,12 @@ Status run_large_d_pair(const ForwardArgs& a) {
 
 template <Mutant M>
 Status run_element_row(const ForwardArgs& a) {
-  Status st = can_implement<M>(Path::element_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::element_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status&) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     fwd_element_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), element_threads(a.dim), 0, s>>>(p);
   });
-  return launch_status("fwd.element_row");
 }
 
 // The dispatch hint of fwd.realigned_row, from its time against fwd.element_row on the H200
@@ -651,12 +637,7 @@ inline bool realigned_preferred(const ForwardArgs& a) {
 template <Mutant M>
 Status run_realigned_row(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.realigned_row carries no mutants");
-  Status st = can_implement<M>(Path::realigned_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::realigned_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
@@ -680,8 +661,6 @@ Status run_realigned_row(const ForwardArgs& a) {
     }
     kernel<<<grid_for(grid), threads, bytes, s>>>(p);
   });
-  if (!result.ok()) return result;
-  return launch_status("fwd.realigned_row");
 }
 
 // fwd.packed_rows (forward_packed.cuh): one program per SM (at most the tiles), the stages
@@ -690,21 +669,14 @@ Status run_realigned_row(const ForwardArgs& a) {
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");
-  Status st = can_implement<M>(Path::packed_rows, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return Status::fail(Status::Code::no_device, "fwd.packed_rows: no CUDA device answered for the SM count");
-  }
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::packed_rows, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-    if constexpr (!kQ) {  // can_implement declines FP8 outputs
+    const int sms = sm_count();
+    if (sms <= 0) {
+      result = Status::fail(Status::Code::no_device, "fwd.packed_rows: no CUDA device answered for the SM count");
+    } else if constexpr (!kQ) {  // can_implement declines FP8 outputs
       const PackedConfig c = packed_fwd_config(a.dim, sizeof(T));
       const std::int64_t tiles = (a.rows + c.tile_rows() - 1) / c.tile_rows();
       const std::int64_t grid = std::min<std::int64_t>(sms, tiles);
@@ -727,8 +699,6 @@ Status run_packed_rows(const ForwardArgs& a) {
       }
     }
   });
-  if (!result.ok()) return result;
-  return launch_status("fwd.packed_rows");
 }
 // The dispatch hint of fwd.packed_rows, from its time against the better of fwd.realigned_row and
 // fwd.element_row on the H200 (session 10, bench --variant 'fwd.*_row*', D = 513/1025/2049/4097/
@@ -769,17 +739,12 @@ inline bool packed_fwd_preferred(const ForwardArgs& a) {
 
 template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
-  Status st = can_implement<M>(Path::scalar, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::scalar, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status&) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     fwd_scalar_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), scalar_threads(a.dim), 0, s>>>(p);
   });
-  return launch_status("fwd.scalar");
 }
 
 // fwd.cluster_row (forward_cluster.cuh): the co-resident clusters of the instantiation at the
@@ -826,12 +791,7 @@ inline bool cluster_row_preferred(const ForwardArgs& a) {
 template <Mutant M>
 Status run_cluster_row(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.cluster_row carries no mutants");
-  Status st = can_implement<M>(Path::cluster_row, a);
-  if (!st.ok() || a.rows == 0) return st;
-  const Params p = make_params(a);
-  cudaStream_t s = as_stream(a.stream);
-  Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) {
+  return run_path<M>(Path::cluster_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
@@ -846,8 +806,6 @@ Status run_cluster_row(const ForwardArgs& a) {
     }
     kernel<<<grid_for(clusters * cs.ctas), threads, 0, s>>>(p, fwd_cluster_slice(a.dim, cs));
   });
-  if (!result.ok()) return result;
-  return launch_status("fwd.cluster_row");
 }
 
 // Function-pointer adapters for the registry (one set per path and mutant).
