@@ -9,7 +9,8 @@
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
 //   bwd.cluster_rows.vec8     aligned rows of 16384 < D ≤ 65536 (fp32: 8192 < D): one row over an
-//                             4-CTA thread-block cluster, each CTA a column slice in registers,
+//                             8-CTA thread-block cluster (4 for the 16-bit fused add over 49152),
+//                             each CTA a column slice in registers,
 //                             the row sum exchanged through distributed shared memory
 //                             (backward_cluster.cuh).
 //   bwd.packed_rows.vec8      packed rows (stride = D) of any alignment, D ≤ 8192 (fp32 ≤ 4096):
@@ -96,7 +97,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, staged_dg_shape,
       kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
   add("bwd.cluster_rows.vec8",
-      "one row over a 4-CTA cluster, slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
+      "one row over an 8-CTA cluster (4 for the 16-bit fused add over 49152), slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
