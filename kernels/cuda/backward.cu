@@ -101,7 +101,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
-      "one program per SM, tiles of 1-8 packed rows copied as 16-byte vectors into shared-memory stages, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of 513<=D<=1536 from R = 4096 and of D > 4096",
+      "one program per SM, tiles of packed rows copied as 16-byte vectors into shared-memory stages, two rows per group of threads, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of D > 2560, 16-bit from R = 2048 (D >= 1025: from R = 512), fp32 from R = 512 or D >= 2049",
       packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
       kPackedMaxDim16, false, 1, kPackedMaxDim32);
   out.back().packed_rows = true;

@@ -8,19 +8,24 @@
 //                    R = 512 (staged_rows_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
-//                    to 64 KB, R ≥ 256 (large_d_pair_preferred)
+//                    to 64 KB, R ≥ 256, and the 16-bit fused add of 16384 < D ≤ 32768 from
+//                    R = 512 (large_d_pair_preferred)
 //   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
-//                    registers (forward_cluster.cuh); not dispatched until measured
+//                    registers (forward_cluster.cuh); the plain forward and fused add of 16-bit
+//                    rows past 16384 at R ≤ 64 (cluster_row_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
 //   fwd.realigned_row  fwd.element_row's kernel, the row moved between global and shared memory
 //                    in 16-byte vectors (elements only before the row's first 16-byte boundary
 //                    and after its last); the same bits; dispatched before fwd.element_row for
-//                    16-bit rows from R = 8192 (realigned_preferred)
+//                    16-bit rows from R = 8192 (realigned_preferred): FP8 outputs and strided
+//                    rows, since packed rows go to fwd.packed_rows before it
 //   fwd.packed_rows  D ≤ 8192, packed rows of any alignment, forward and fused add: tiles of
 //                    consecutive rows through shared-memory stages as 16-byte vectors
-//                    (forward_packed.cuh); not dispatched until measured
+//                    (forward_packed.cuh); the forward from R = 8192 (fp32 to D = 4097), the
+//                    fused add from R = 4096 (16-bit: from 512 at D ≥ 4097; fp32 from D = 4097)
+//                    (packed_fwd_preferred)
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -129,20 +134,23 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::staged_rows_preferred;
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));
-  // Before the large-D paths; not dispatched until measured against them (fwd::cluster_row_preferred).
+  // Before the large-D paths for the plain forward and fused add of 16-bit rows past 16384 at
+  // R <= 64 (fwd::cluster_row_preferred).
   out.push_back(make<Mutant::none, Path::cluster_row>(
-      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory"));
+      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
-  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fwd::large_d_pair_preferred).
+  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
+  // R = 4096), and the 16-bit fused add of 16384 < D <= 32768 from R = 512 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
-      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256"));
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256 and the 16-bit fused add of 16384 < D <= 32768 from R = 512"));
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
-  // Before fwd.realigned_row where it was measured faster: the fused add (not FP8) of packed
-  // 16-bit rows from R = 4096, fp32 rows from D = 4097 (fwd::packed_fwd_preferred).
+  // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows
+  // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
+  // fp32 from D = 4097) (fwd::packed_fwd_preferred).
   out.push_back(make<Mutant::none, Path::packed_rows>(
-      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, forward and fused add: tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the fused add of 16-bit rows from R = 4096 (fp32 from D = 4097)"));
+      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, forward and fused add: tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097)"));
   out.back().preferred_forward = fwd::packed_fwd_preferred;
   out.back().packed_rows = true;
   out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
