@@ -25,8 +25,9 @@ const Variant* find_variant(const std::string& name) {
   return nullptr;
 }
 
-bool glob_match(const std::string& p, const std::string& s) {
-  // Iterative '*'/'?' matcher with single backtrack point.
+namespace {
+// One glob ('*' any run, '?' any one character): iterative, with a single backtrack point.
+bool glob_match_one(const std::string& p, const std::string& s) {
   std::size_t i = 0, j = 0, star = std::string::npos, mark = 0;
   while (j < s.size()) {
     if (i < p.size() && (p[i] == '?' || p[i] == s[j])) { ++i; ++j; }
@@ -36,6 +37,19 @@ bool glob_match(const std::string& p, const std::string& s) {
   }
   while (i < p.size() && p[i] == '*') ++i;
   return i == p.size();
+}
+}  // namespace
+
+// A pattern is one glob or several separated by commas, any of which may match
+// ("fwd.cluster_row,fwd.large_d*"); variant names have no commas.
+bool glob_match(const std::string& p, const std::string& s) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = p.find(',', start);
+    if (glob_match_one(p.substr(start, comma == std::string::npos ? std::string::npos : comma - start), s)) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
 }
 
 std::vector<const Variant*> match_variants(const std::string& pattern) {

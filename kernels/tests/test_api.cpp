@@ -98,3 +98,16 @@ TEST_CASE("a caller picks a variant, runs the forward and the backward, and read
     }
   }
 }
+
+TEST_CASE("a variant pattern is one glob or several separated by commas", "[api]") {
+  CHECK(rmsnorm::glob_match("fwd.*", "fwd.block_row"));
+  CHECK(rmsnorm::glob_match("fwd.?lock_row", "fwd.block_row"));
+  CHECK_FALSE(rmsnorm::glob_match("bwd.*", "fwd.block_row"));
+  CHECK(rmsnorm::glob_match("fwd.cluster_row,fwd.large_d*", "fwd.large_d_pair"));
+  CHECK(rmsnorm::glob_match("fwd.cluster_row,fwd.large_d*", "fwd.cluster_row"));
+  CHECK_FALSE(rmsnorm::glob_match("fwd.cluster_row,fwd.large_d*", "fwd.block_row"));
+  CHECK_FALSE(rmsnorm::glob_match("fwd.block_row,", "fwd.warp_row"));  // an empty glob matches nothing
+  CHECK(rmsnorm::glob_match(",host.*", "host.reference"));
+  const auto both = rmsnorm::match_variants("host.reference,host.*");
+  CHECK(both.size() == rmsnorm::match_variants("host.*").size());  // a variant listed once
+}

@@ -98,7 +98,8 @@ struct Variant {
 // All variants of this build (host ones always; CUDA ones when compiled in), products first.
 const std::vector<Variant>& registry();
 const Variant* find_variant(const std::string& name);
-// Variants whose name matches a glob pattern ('*' and '?'; "all" = every non-mutant).
+// Variants whose name matches a glob pattern ('*' and '?'; several globs separated by commas
+// match a name any of them matches; "all" = every non-mutant).
 std::vector<const Variant*> match_variants(const std::string& pattern);
 bool glob_match(const std::string& pattern, const std::string& name);
 
