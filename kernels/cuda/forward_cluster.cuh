@@ -263,16 +263,8 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) y[j] = 0.0f;
         }
-        float inv_s = inv_row;
-        if (mode == Quant::per_block) {
-          // Every thread runs every step: the butterfly sees full warps.
-          float amax = mine[k] ? __uint_as_float(chunk_amax_bits(y, cs[k], full, n_tail)) : 0.0f;
-          amax = warp_max<kGroupChunks>(amax);
-          const float s = scale_of<M>(amax, p);
-          inv_s = __fdiv_rn(1.0f, s);
-          if (mine[k] && t % kGroupChunks == 0) p.scale[row * p.groups + cs[k] / kGroupChunks] = s;
-        }
-        if (mine[k]) store_fp8_chunk(qr, cs[k], full, n_tail, quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max));
+        // Every thread runs every step: the butterfly sees full warps.
+        store_fp8_output<M, kGroupChunks>(p, qr, row, cs[k], mine[k], t, y, inv_row, mode, full, n_tail);
       }
     }
     parity ^= 1;

@@ -271,6 +271,27 @@ __device__ __forceinline__ void store_fp8_chunk(unsigned char* row, std::int64_t
 }
 
 
+// FP8 output of chunk c of a row (y as fp32): quantized with the row's reciprocal scale `inv_row`,
+// or per block of 128 with its group's. A group's 16 chunks sit on kWidth consecutive lanes of
+// one step, every lane of the warp calls this (the butterfly sees full warps; `mine` says whether
+// the chunk is this thread's to store), and the group's scale is written by its first lane.
+// Shared by fwd.block_row, fwd.large_d and fwd.cluster_row. Index: the chunk index's type
+// (the cluster keeps 32-bit column indices).
+template <Mutant M, int kWidth, typename Index>
+__device__ __forceinline__ void store_fp8_output(const Params& p, unsigned char* qr, std::int64_t row, Index c, bool mine,
+                                                 int t, const float (&y)[kChunk], float inv_row, Quant mode,
+                                                 std::int64_t full, int n_tail) {
+  float inv_s = inv_row;
+  if (mode == Quant::per_block) {
+    float amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
+    amax = warp_max<kWidth>(amax);
+    const float s = scale_of<M>(amax, p);
+    inv_s = __fdiv_rn(1.0f, s);
+    if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
+  }
+  if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Row held in registers
 // ---------------------------------------------------------------------------------------------
@@ -535,18 +556,10 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       for (int i = 0; i < ITERS; ++i) {
         const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
         const bool mine = active && c < nchunks;
-        float inv_s = inv_row;
-        if (mode == Quant::per_block) {
-          // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
-          // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
-          float amax = mine ? __uint_as_float(chunk_amax_bits(y[i], c, full, n_tail)) : 0.0f;
-          constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
-          amax = warp_max<kWidth>(amax);
-          const float s = scale_of<M>(amax, p);
-          inv_s = __fdiv_rn(1.0f, s);
-          if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
-        }
-        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y[i], inv_s, p.fp8_fmt, p.fp8_max));
+        // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
+        // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
+        constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
+        store_fp8_output<M, kWidth>(p, qr, row, c, mine, t, y[i], inv_row, mode, full, n_tail);
       }
     }
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
@@ -701,15 +714,7 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
         const bool mine = c < nchunks;
         float y[kChunk];
         if (mine) y_chunk(c, y);
-        float inv_s = inv_row;
-        if (mode == Quant::per_block) {
-          float amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
-          amax = warp_max<kGroupChunks>(amax);
-          const float s = scale_of<M>(amax, p);
-          inv_s = __fdiv_rn(1.0f, s);
-          if (mine && t % kGroupChunks == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
-        }
-        if (mine) store_fp8_chunk(qr, c, full, n_tail, quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max));
+        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
       }
     }
     __syncthreads();  // the cache and the partials are reused by the next row
