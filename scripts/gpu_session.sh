@@ -36,11 +36,12 @@ if has shards; then
   # each, side by side on this GPU: the oracle's checks are host work), the forward one and the
   # GPU corpus replay beside them. A shard's skipped big case (device memory) is reported.
   declare -A SHARD_PID
-  # SHARDS_BWD=0: no backward shard; SHARDS_BWD=<glob>: only the backward variants it matches.
+  # SHARDS_BWD=0: no backward shard; SHARDS_BWD=<pattern>: only the backward variants it matches
+  # (a variant pattern: globs separated by commas, as rmsnorm-cert takes them).
   # SHARDS_FWD=0: no forward binary (a backward-only change); the corpus replay always runs.
   SHARDS_BWD=${SHARDS_BWD:-1}
-  for v in $( [ "$SHARDS_BWD" != 0 ] && $B/cli/rmsnorm-cert list variants 2>/dev/null | awk '/^bwd\./{print $1}'); do
-    [ "$SHARDS_BWD" = 1 ] || [[ $v == $SHARDS_BWD ]] || continue
+  shard_pattern=$( [ "$SHARDS_BWD" = 1 ] && echo 'bwd.*' || echo "$SHARDS_BWD")
+  for v in $( [ "$SHARDS_BWD" != 0 ] && $B/cli/rmsnorm-cert list variants --pattern "$shard_pattern" 2>/dev/null | awk '/^bwd\./{print $1}'); do
     RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward > "$OUT/shard_$v.log" 2>&1 &
     SHARD_PID[bwd:$v]=$!
   done
