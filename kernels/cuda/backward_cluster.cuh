@@ -49,12 +49,6 @@ namespace rmsnorm::cuda::bwd {
 // two chunks: one CTA per SM, each waiting at its barriers with nothing else to run). fp32 rows:
 // 8 CTAs of up to 1024 threads, one chunk per thread (two fp32 chunks of x and dy and their dg
 // partials do not fit 64 registers).
-struct ClusterShape {
-  int ctas;         // CTAs per cluster (one column slice each)
-  int slots;        // chunks per thread
-  int max_threads;  // threads per CTA at D = 65536
-  int min_blocks;   // CTAs per SM the launch bounds ask for (registers ≤ 65536 / (max_threads · min_blocks))
-};
 inline constexpr ClusterShape kCluster16{8, 2, 512, 2};
 inline constexpr ClusterShape kCluster32{8, 1, 1024, 1};
 // kWide: the fused-add backward of 16-bit rows over kClusterWideMinDim keeps 4 CTAs of up to 1024

@@ -189,6 +189,15 @@ __host__ __device__ __forceinline__ bool ptr_aligned(const void* p, std::size_t 
 }
 
 // Host: every row start of a [*, D] view with this element stride is `bytes`-aligned.
+// How a row is split over a thread-block cluster (fwd.cluster_row, bwd.cluster_rows; each family
+// names its shapes by row type): each CTA owns a column slice of every row.
+struct ClusterShape {
+  int ctas;         // CTAs per cluster (one column slice each)
+  int slots;        // chunks per thread
+  int max_threads;  // threads per CTA at D = 65536
+  int min_blocks;   // CTAs per SM the launch bounds ask for (registers ≤ 65536 / (max_threads · min_blocks))
+};
+
 // The SM count of the current device (host); 0 when no device answers (the error is cleared).
 inline int sm_count() {
   int dev = 0, sms = 0;

@@ -34,17 +34,11 @@ namespace rmsnorm::cuda::fwd {
 // two CTAs per SM (64 registers: the row's chunks, the next row's, the weights of one chunk);
 // fp32 rows 8 CTAs of up to 1024 threads, one chunk per thread (fp32 chunks take twice the
 // registers), one CTA per SM.
-struct FwdClusterShape {
-  int ctas;         // CTAs per cluster (one column slice each)
-  int slots;        // chunks per thread
-  int max_threads;  // threads per CTA at D = 65536
-  int min_blocks;   // CTAs per SM the launch bounds ask for
-};
-inline constexpr FwdClusterShape kFwdCluster16{8, 2, 512, 2};
-inline constexpr FwdClusterShape kFwdCluster32{8, 1, 1024, 1};
+inline constexpr ClusterShape kFwdCluster16{8, 2, 512, 2};
+inline constexpr ClusterShape kFwdCluster32{8, 1, 1024, 1};
 template <typename T>
-inline constexpr FwdClusterShape fwd_cluster_shape_of = sizeof(T) == 2 ? kFwdCluster16 : kFwdCluster32;
-inline FwdClusterShape fwd_cluster_shape_for(DType t) { return size_of(t) == 2 ? kFwdCluster16 : kFwdCluster32; }
+inline constexpr ClusterShape fwd_cluster_shape_of = sizeof(T) == 2 ? kFwdCluster16 : kFwdCluster32;
+inline ClusterShape fwd_cluster_shape_for(DType t) { return size_of(t) == 2 ? kFwdCluster16 : kFwdCluster32; }
 inline constexpr int kFwdClusterCtas = 8;
 inline constexpr std::int64_t kFwdClusterMaxDim = 65536;
 static_assert(std::int64_t{kFwdCluster16.ctas} * kFwdCluster16.max_threads * kFwdCluster16.slots * kChunk == kFwdClusterMaxDim &&
@@ -56,18 +50,18 @@ static_assert(kFwdCluster16.max_threads % kGroupChunks == 0 && kFwdCluster32.max
 
 // Chunks per CTA slice (a multiple of an FP8 group's 16 chunks, so no group straddles two CTAs)
 // and threads per CTA (whole warps), from D and the shape.
-inline std::int64_t fwd_cluster_slice(std::int64_t dim, FwdClusterShape cs) {
+inline std::int64_t fwd_cluster_slice(std::int64_t dim, ClusterShape cs) {
   const std::int64_t chunks = (dim + kChunk - 1) / kChunk;
   const std::int64_t per_cta = (chunks + cs.ctas - 1) / cs.ctas;
   return (per_cta + kGroupChunks - 1) / kGroupChunks * kGroupChunks;
 }
-inline int fwd_cluster_threads(std::int64_t dim, FwdClusterShape cs) {
+inline int fwd_cluster_threads(std::int64_t dim, ClusterShape cs) {
   const std::int64_t per_thread = (fwd_cluster_slice(dim, cs) + cs.slots - 1) / cs.slots;
   return static_cast<int>((per_thread + kWarp - 1) / kWarp * kWarp);
 }
 inline AccumShape fwd_cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const FwdClusterShape cs : {kFwdCluster16, kFwdCluster32}) {
+  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) {
     s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
     s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(fwd_cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
   }

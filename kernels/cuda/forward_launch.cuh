@@ -795,7 +795,7 @@ Status run_cluster_row(const ForwardArgs& a) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-    constexpr FwdClusterShape cs = fwd_cluster_shape_of<T>;
+    constexpr ClusterShape cs = fwd_cluster_shape_of<T>;
     const int threads = fwd_cluster_threads(a.dim, cs);
     auto kernel = fwd_cluster_kernel<T, G, kQ, kA>;
     const std::int64_t clusters = std::min(fwd_cluster_programs(kernel, threads, cs.max_threads), a.rows);
