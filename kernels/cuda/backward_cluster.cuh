@@ -40,6 +40,8 @@
 #include <cooperative_groups.h>
 
 #include "backward_launch.cuh"
+#include "backward_staged.cuh"
+#include "cluster_reduce.cuh"
 
 namespace rmsnorm::cuda::bwd {
 
@@ -184,18 +186,7 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) s = fmaf(chunk_get(dyc[k], j) * w[j], chunk_get(xc[k], j) * r, s);
     }
-    const float block_total = block_sum(s, reduce_buf[parity]);
-    if (t < kClusterCtas) *cluster.map_shared_rank(&cluster_slots[parity][rank], t) = block_total;  // into CTA t
-    cluster.sync();  // release our slot writes, acquire everyone's
-    const float* own = &cluster_slots[parity][0];
-    // The fixed tree: every CTA adds the partials in the same order, so all agree bitwise.
-    float total;
-    if constexpr (kClusterCtas == 4) {
-      total = (own[0] + own[1]) + (own[2] + own[3]);
-    } else {
-      static_assert(kClusterCtas == 8, "4 or 8 partials");
-      total = ((own[0] + own[1]) + (own[2] + own[3])) + ((own[4] + own[5]) + (own[6] + own[7]));
-    }
+    const float total = cluster_sum<kClusterCtas>(cluster, cluster_slots[parity], rank, t, block_sum(s, reduce_buf[parity]));
     parity ^= 1;
     const float cmean = __fdiv_rn(total, dim_f);
 
@@ -325,6 +316,169 @@ inline Status cluster_launch(const BackwardArgs& a) {
       }
     }
     backward_cluster_kernel<T, G><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+  });
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// bwd.staged_cluster.vec8: the cluster's column slices with the rows ahead in shared memory
+// ---------------------------------------------------------------------------------------------
+//
+// Why. bwd.cluster_rows holds only the current row (its loads at the top of a row, then the
+// reductions, a cluster barrier, the stores; the next row asked of L2): 0.69-0.71 of the copy at
+// D = 65536 whatever R (H200, session 11). Here each CTA stages the next rows of its slice by
+// cp.async (backward_staged_kernel with CL = 8): its loads run through the reductions, barriers
+// and stores of the rows before. The shapes are bwd.cluster_rows' (kCluster16: 8 CTAs of up to
+// 512 threads, two chunks each, two CTAs per SM; kCluster32: 8 of up to 1024 threads, one chunk,
+// one CTA per SM), one row stream per cluster; stages as many as fit the shared memory a CTA may
+// have at that occupancy (110 KB for two CTAs per SM, 204 KB for one), 2 to 8.
+//
+// Declared: the row as bwd.cluster_rows' kCluster16 / kCluster32 shapes (the chain of slots x 8
+// elements, the block's tree, 3 levels across the cluster); dg: a cluster chains its rows, then
+// stage 2 over the q partial rows (q = the co-resident clusters at the block size and shared
+// memory launched, at most P and ceil(R / 2)).
+inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
+inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
+inline constexpr std::size_t kStagedClusterSmem32 = 204 * 1024;          // one CTA per SM
+static_assert(staged_block_limit<__nv_bfloat16, 2, 1, 8> == kCluster16.max_threads &&
+                  staged_block_min<__nv_bfloat16, 2, 1, 8> == kCluster16.min_blocks && kCluster16.slots == 2 &&
+                  staged_block_limit<float, 1, 1, 8> == kCluster32.max_threads &&
+                  staged_block_min<float, 1, 1, 8> == kCluster32.min_blocks && kCluster32.slots == 1,
+              "bwd.staged_cluster runs bwd.cluster_rows' shapes");
+
+struct StagedClusterConfig {
+  ClusterShape shape;
+  int threads = 0;          // per CTA
+  std::int64_t slice = 0;   // chunks per CTA
+  int stages = 0;
+  std::size_t smem = 0;     // dynamic, per CTA
+};
+inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool residual) {
+  StagedClusterConfig c;
+  c.shape = cluster_shape_for(t);
+  c.threads = cluster_threads(dim, c.shape);
+  c.slice = cluster_slice_chunks(dim, c.shape);
+  const StagedConfig block{c.threads, c.shape.slots};
+  const std::size_t stage = staged_stage_bytes(block, size_of(t), residual);
+  const std::size_t budget = size_of(t) == 2 ? kStagedClusterSmem16 : kStagedClusterSmem32;
+  c.stages = static_cast<int>(std::clamp<std::size_t>(budget / stage, 2, kStagedMaxStages));
+  c.smem = static_cast<std::size_t>(c.stages) * stage;
+  return c;
+}
+inline AccumShape staged_cluster_row_shape(std::int64_t dim) {
+  AccumShape s;
+  for (const ClusterShape cs : {kCluster16, kCluster32}) {
+    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
+    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
+  }
+  return s;
+}
+
+template <typename T, typename G, bool kRes>
+inline auto staged_cluster_kernel() {
+  return backward_staged_kernel<T, G, cluster_shape_of<T>.slots, kRes, 1, cluster_shape_of<T>.ctas>;
+}
+// The launch configuration of a cluster of c's shape (its cluster dimension is an attribute of
+// the launch: the kernel is backward_staged_kernel's, whose other instances run unclustered).
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1] = {};
+  ClusterLaunch(const StagedClusterConfig& c, std::int64_t clusters, cudaStream_t st) {
+    cfg.gridDim = dim3(static_cast<unsigned>(clusters * c.shape.ctas), 1, 1);
+    cfg.blockDim = dim3(static_cast<unsigned>(c.threads), 1, 1);
+    cfg.dynamicSmemBytes = c.smem;
+    cfg.stream = st;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(c.shape.ctas);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+};
+// Co-resident clusters of that configuration (cached per device, type size, fused add and block
+// size); 0 when none fits or no device answers.
+inline std::int64_t staged_cluster_programs(DType t, std::int64_t dim, bool residual) {
+  const StagedClusterConfig c = staged_cluster_config(t, dim, residual);
+  static std::int64_t cached[64][2][2][kClusterMaxThreads / kWarp + 1] = {};
+  int dev = 0;
+  if (c.threads <= 0 || cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int ti = size_of(t) == 2 ? 0 : 1, ri = residual ? 1 : 0, bi = c.threads / kWarp;
+  const bool cacheable = dev >= 0 && dev < 64;
+  if (cacheable && cached[dev][ti][ri][bi] > 0) return cached[dev][ti][ri][bi];
+  int n = 0;
+  auto query = [&](auto kernel) {
+    ClusterLaunch l(c, 1, nullptr);
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(c.smem)) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&n, kernel, &l.cfg) != cudaSuccess)
+      n = 0;
+  };
+  // The occupancy of an instance is that of its type size and fused add (G changes nothing).
+  if (size_of(t) == 2) {
+    residual ? query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, true>()) : query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, false>());
+  } else {
+    residual ? query(staged_cluster_kernel<float, float, true>()) : query(staged_cluster_kernel<float, float, false>());
+  }
+  (void)cudaGetLastError();
+  if (n <= 0) return 0;
+  if (cacheable) cached[dev][ti][ri][bi] = n;
+  return n;
+}
+inline std::int64_t staged_cluster_count(DType t, std::int64_t dim, bool residual, std::int64_t rows) {
+  return std::min({staged_cluster_programs(t, dim, residual), programs(), ceil_div(rows, 2)});
+}
+// Declared for R rows: the longest dg chain over the cluster counts any D and form can launch.
+inline AccumShape staged_cluster_dg_shape(std::int64_t rows) {
+  AccumShape s;
+  s.tree_depth = ceil_log2(kStage2Lanes);
+  const std::int64_t r = std::max<std::int64_t>(rows, 1);
+  for (const DType t : {DType::bf16, DType::f32})
+    for (const bool residual : {false, true})
+      for (int threads = kWarp; threads <= cluster_shape_for(t).max_threads; threads += kWarp) {
+        // The smallest D of this block size gives its stages, hence its occupancy.
+        const std::int64_t dim = std::max<std::int64_t>(kStagedClusterMinDim,
+                                                        (std::int64_t{threads} - kWarp) * cluster_shape_for(t).slots * cluster_shape_for(t).ctas * kChunk + 1);
+        if (dim > kClusterMaxDim) break;
+        const std::int64_t q = std::max<std::int64_t>(staged_cluster_count(t, dim, residual, r), 1);
+        s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
+      }
+  return s;
+}
+
+inline Status staged_cluster_can_implement(const BackwardArgs& a) {
+  using Code = Status::Code;
+  Status s = can_implement(a, /*mutant=*/false);
+  if (!s.ok()) return s;
+  if (a.dim < kStagedClusterMinDim) return Status::fail(Code::unsupported, "D <= 512 (a warp per row: bwd.persistent_rows)");
+  if (a.dim > kClusterMaxDim) return Status::fail(Code::unsupported, "D > 65536 (a cluster's CTAs x 1024 threads x its chunks x 8)");
+  if (a.rows > 0 && !all_aligned(a)) return Status::fail(Code::misaligned, "16-byte asynchronous copies need every row and g 16-byte aligned");
+  if (a.rows > 0 && staged_cluster_programs(a.x.type, a.dim, a.dresidual.data != nullptr) <= 0)
+    return Status::fail(Code::unsupported, "no co-resident " + std::to_string(cluster_shape_for(a.x.type).ctas) + "-CTA cluster with these stages on this device");
+  return Status::success();
+}
+
+inline Status staged_cluster_launch(const BackwardArgs& a) {
+  const bool residual = a.dresidual.data != nullptr;
+  const std::int64_t q = staged_cluster_count(a.x.type, a.dim, residual, a.rows);
+  if (q <= 0) return no_programs();
+  return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    const StagedClusterConfig c = staged_cluster_config(a.x.type, a.dim, residual);
+    auto go = [&](auto kernel) {
+      // A refusal here makes the launch fail, and launch_status() report it.
+      (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(c.smem));
+      ClusterLaunch l(c, clusters, st);
+      (void)cudaLaunchKernelEx(&l.cfg, kernel, p, c.stages, static_cast<int>(c.slice));
+    };
+    if (residual) {
+      go(staged_cluster_kernel<T, G, true>());
+    } else {
+      go(staged_cluster_kernel<T, G, false>());
+    }
   });
 }
 
