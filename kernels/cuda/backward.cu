@@ -5,6 +5,11 @@
 //                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit
 //                             rows from R = kStreamsMinRows (streams_preferred: fewer rows, and
 //                             fp32 rows, measured faster on bwd.staged_rows).
+//   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
+//                             CTA's next rows staged in its shared memory by cp.async
+//                             (backward_staged_kernel with CL = 8, backward_cluster.cuh); the
+//                             dispatcher takes it for few rows that one block would hold
+//                             (staged_cluster_preferred: R ≤ 512, 4096 ≤ D).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -13,9 +18,6 @@
 //                             each CTA a column slice in registers,
 //                             the row sum exchanged through distributed shared memory
 //                             (backward_cluster.cuh).
-//   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
-//                             CTA's next rows staged in its shared memory by cp.async
-//                             (backward_staged_kernel with CL = 8, backward_cluster.cuh).
 //   bwd.packed_rows.vec8      packed rows (stride = D) of any alignment, D ≤ 8192 (fp32 ≤ 4096):
 //                             a tile of consecutive rows copied as one span of 16-byte cp.async
 //                             vectors into shared memory, dx back the same way
@@ -95,6 +97,11 @@ void register_backward_variants(std::vector<Variant>& out) {
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
+  add("bwd.staged_cluster.vec8",
+      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 512 at 4096 <= D <= 16384 (fp32: 8192) where bwd.staged_streams does not take the rows",
+      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, staged_cluster_row_shape,
+      staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
+  out.back().preferred_backward = staged_cluster_preferred;
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, staged_dg_shape,
@@ -103,10 +110,6 @@ void register_backward_variants(std::vector<Variant>& out) {
       "one row over an 8-CTA cluster (4 for the 16-bit fused add over 49152), slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
-  add("bwd.staged_cluster.vec8",
-      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536)",
-      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, staged_cluster_row_shape,
-      staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
       "one program per SM, tiles of packed rows copied as 16-byte vectors into shared-memory stages, two rows per group of threads, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of D > 2560, 16-bit from R = 2048 (D >= 1025: from R = 512), fp32 from R = 512 or D >= 2049",
       packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,

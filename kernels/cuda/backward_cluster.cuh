@@ -460,6 +460,22 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+// The dispatch hint, from the by-name bench against bwd.staged_rows and bwd.cluster_rows (H200,
+// session 12, call 2, the form without the skewed rows): where one block holds the row (16-bit
+// D <= 16384, fp32 <= 8192) and few rows leave one block per row on one SM, the cluster ran
+// 1.06-2.30x bwd.staged_rows at R = 1-64 and 1.01-1.26x at R = 512 (D = 4096, 8192, 16384,
+// bf16 and fp32, backward and fused-add backward); at R >= 4096 it ran 0.57-0.74x (a cluster
+// barrier per row). Not measured below D = 4096. bwd.staged_streams, registered before it, keeps
+// the 16-bit rows of D <= 8192 from R = 512 (0.56 of the copy at 512 x 4096 against 0.45).
+// Beyond 16384 (fp32: 8192) bwd.cluster_rows stays the default: within 0.9-1.1x of this form at
+// R <= 64 and faster at most shapes from R = 512.
+inline constexpr std::int64_t kStagedClusterHintMinDim = 4096;
+inline constexpr std::int64_t kStagedClusterHintMaxRows = 512;
+inline bool staged_cluster_preferred(const BackwardArgs& a) {
+  const std::int64_t block_max = size_of(a.x.type) == 2 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
+  return a.dim >= kStagedClusterHintMinDim && a.dim <= block_max && a.rows <= kStagedClusterHintMaxRows;
+}
+
 inline Status staged_cluster_launch(const BackwardArgs& a) {
   const bool residual = a.dresidual.data != nullptr;
   const std::int64_t q = staged_cluster_count(a.x.type, a.dim, residual, a.rows);

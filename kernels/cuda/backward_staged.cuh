@@ -216,16 +216,12 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
     ahead_row += stream_step;
     ++ahead_s;
   }
-  int parity = 0, s = 0;  // s: the stage of row i
-  std::int64_t row = stream_first;
-  for (std::int64_t i = 0; i < iterations; ++i, row += stream_step, s = s + 1 == stages ? 0 : s + 1) {
-    issue(ahead_row, ahead_s);
-    ahead_row += stream_step;
-    ahead_s = ahead_s + 1 == stages ? 0 : ahead_s + 1;
-    wait_copies(stages - 1);  // this thread's copies of row i have landed
-    const bool mine = ROWS == 1 || i < my_rows;  // past its stream's rows: the barrier only
-    const float r = mine ? *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float))) : 0.0f;
-
+  // Row pieces on a stage: its rstd, its partial Σ ĝ·x̂ over this thread's chunks, its dx (and
+  // the dg sums).
+  auto rstd_at = [&](int s) {
+    return *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)));
+  };
+  auto partial_of = [&](int s, float r, bool mine) {
     float sum = -0.0f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -235,16 +231,13 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
         for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
       }
     }
-    float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0]) : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
-    if constexpr (CL > 1) {
-      cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-      total = cluster_sum<CL>(cluster, cluster_slots[parity], rank, t, total);
-    }
-    const float cmean = __fdiv_rn(total, dim_f);
-    parity ^= 1;
-    if (!mine) continue;
-
-    const std::uint64_t dxrow = global_address(row_start<M>(p.dx, row, p.sdx, dim));
+    return sum;
+  };
+  auto write_dx = [&](int s, float r, float cmean, std::int64_t row) {
+    // A pointer, not an integer: derived from the kernel's parameter, nvcc keeps it in the global
+    // space (STG); from an integer the stores became generic (ST), and the lean kernel's first
+    // H200 run was 5-9 % slower at 32768 x 2048-4096 (session 12, call 2).
+    unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       if (valid[k] > 0) {
@@ -271,6 +264,63 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
             if (j * static_cast<int>(sizeof(T)) < valid[k]) dst[j] = from_float<T>(out[j]);
         }
       }
+    }
+  };
+
+  int parity = 0, s = 0;  // s: the stage of row i
+  std::int64_t row = stream_first;
+  if constexpr (CL == 1) {
+    for (std::int64_t i = 0; i < iterations; ++i, row += stream_step, s = s + 1 == stages ? 0 : s + 1) {
+      issue(ahead_row, ahead_s);
+      ahead_row += stream_step;
+      ahead_s = ahead_s + 1 == stages ? 0 : ahead_s + 1;
+      wait_copies(stages - 1);  // this thread's copies of row i have landed
+      const bool mine = ROWS == 1 || i < my_rows;  // past its stream's rows: the barrier only
+      const float r = mine ? rstd_at(s) : 0.0f;
+      const float sum = partial_of(s, r, mine);
+      const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0]) : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
+      const float cmean = __fdiv_rn(total, dim_f);
+      parity ^= 1;
+      if (!mine) continue;
+      write_dx(s, r, cmean, row);
+    }
+  } else {
+    // The cluster's rows, skewed by one: row i + 1 is reduced in the CTA (its block sum) while
+    // the cluster barrier of row i completes; then row i's c, row i + 1's slot writes and
+    // arrive, and row i's dx. A CTA holds rows i and i + 1 in their stages, rows i + 2 …
+    // i + stages − 1 in flight, and refills row i's stage once its dx is written: all stages are
+    // issued up front, and before row i + 1's reduction stages + i groups are committed, so at
+    // most stages − 2 may still be pending. Slots: row i + 1's writes into the other CTAs
+    // (parity of row i − 1) come after this CTA's wait for row i, which no CTA passes before
+    // every CTA has arrived for row i, i.e. read its row i − 1 slots; and this CTA reads its row
+    // i slots before it arrives for row i + 1, after which row i + 2 may write them.
+    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+    issue(ahead_row, ahead_s);  // the last stage: all of them in flight
+    ahead_row += stream_step;
+    if (iterations > 0) {
+      wait_copies(stages - 1);  // row 0
+      cluster_put<CL>(cluster, cluster_slots[0], rank, t, block_sum(partial_of(0, rstd_at(0), true), reduce_buf[0][0]));
+      cluster_arrive();
+    }
+    for (std::int64_t i = 0; i < iterations; ++i, row += stream_step) {
+      const int next = s + 1 == stages ? 0 : s + 1;
+      const bool more = i + 1 < iterations;  // the same in every CTA of the cluster
+      float part_next = 0.0f;
+      if (more) {
+        wait_copies(stages - 2);  // row i + 1
+        part_next = block_sum(partial_of(next, rstd_at(next), true), reduce_buf[parity ^ 1][0]);
+      }
+      cluster_wait();  // row i's partials, from every CTA
+      const float cmean = __fdiv_rn(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
+      parity ^= 1;
+      if (more) {
+        cluster_put<CL>(cluster, cluster_slots[parity], rank, t, part_next);
+        cluster_arrive();
+      }
+      write_dx(s, rstd_at(s), cmean, row);
+      issue(ahead_row, s);  // row i + stages into row i's stage
+      ahead_row += stream_step;
+      s = next;
     }
   }
   wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)

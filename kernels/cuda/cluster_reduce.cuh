@@ -26,14 +26,32 @@ __device__ __forceinline__ float cluster_tree_sum(const float* v) {
   }
 }
 
+// This CTA's partial into slot [rank] of every CTA of the cluster (threads t < N write one each).
+template <int N>
+__device__ __forceinline__ void cluster_put(cooperative_groups::cluster_group& cluster, float* slots, int rank, int t,
+                                            float block_partial) {
+  if (t < N) *cluster.map_shared_rank(&slots[rank], t) = block_partial;  // into CTA t
+}
+
 // Every thread of every CTA calls it with its CTA's partial (the same value in all its threads);
 // returns the cluster's sum. `slots` is this CTA's array of N floats for this row's parity.
 template <int N>
 __device__ __forceinline__ float cluster_sum(cooperative_groups::cluster_group& cluster, float* slots, int rank,
                                              int t, float block_partial) {
-  if (t < N) *cluster.map_shared_rank(&slots[rank], t) = block_partial;  // into CTA t
+  cluster_put<N>(cluster, slots, rank, t, block_partial);
   cluster.sync();  // release our slot writes, acquire everyone's
   return cluster_tree_sum<N>(slots);
+}
+
+// The cluster barrier in two halves (sm_90 barrier.cluster): arrive releases this thread's
+// earlier writes (the slot writes) and reads; wait returns once every thread of every CTA has
+// arrived, and acquires their writes. Between them a CTA may do other work (bwd.staged_cluster
+// reduces its next row there). Every thread calls both, alternately, the same number of times.
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 
 }  // namespace rmsnorm::cuda

@@ -468,11 +468,13 @@ TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repe
       {16392, 500, {DType::f32, DType::f32, DType::f32, true}},    {40000, 200, {DType::f32, DType::f32, DType::f32, false}},
       {4096, 2000, {DType::bf16, DType::bf16, DType::f32, false}},  {1032, 4000, {DType::f16, DType::f32, DType::f32, true}},
   };
-  harness::Layout padded;  // 16-byte rows with gaps between them (poisoned by the harness)
-  padded.x_pad = padded.dy_pad = padded.dx_pad = padded.dres_pad = 8;
   int ran = 0;
   for (std::size_t i = 0; i < std::size(shapes); ++i) {
     const Shape& sh = shapes[i];
+    // 16-byte rows with gaps between them (poisoned by the harness): a stride of D rounded up to
+    // 8 elements, plus 8.
+    harness::Layout padded;
+    padded.x_pad = padded.dy_pad = padded.dx_pad = padded.dres_pad = 8 + (8 - sh.dim % 8) % 8;
     const Spec s = many_rows_spec(sh.rows, sh.dim, sh.types, 53, seed_of(static_cast<std::uint64_t>(sh.dim), i, 401));
     if (!require_pass(*v, s, padded)) continue;
     ++ran;
@@ -503,7 +505,18 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 512, 2048) == "bwd.staged_streams.vec8");
   CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams.vec8");
   CHECK(pick(DType::bf16, 511, 2048) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows.vec8");
+  // bwd.staged_cluster (backward_cluster.cuh, staged_cluster_preferred): few rows that one block
+  // would hold, from D = 4096, where bwd.staged_streams does not take them.
+  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::f16, 512, 12288) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 511, 8192) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_streams.vec8");     // the streams from R = 512
+  CHECK(pick(DType::bf16, 513, 16384) == "bwd.staged_rows.vec8");       // more rows
+  CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows.vec8");        // no block holds the row
+  CHECK(pick(DType::bf16, 16, 16392) == "bwd.cluster_rows.vec8");
   CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
