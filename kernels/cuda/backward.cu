@@ -99,7 +99,7 @@ void register_backward_variants(std::vector<Variant>& out) {
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_cluster.vec8",
       "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 512 at 4096 <= D <= 16384 (fp32: 8192) where bwd.staged_streams does not take the rows",
-      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, staged_cluster_row_shape,
+      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   out.back().preferred_backward = staged_cluster_preferred;
   add("bwd.staged_rows.vec8",

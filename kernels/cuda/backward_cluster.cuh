@@ -85,13 +85,10 @@ inline std::int64_t cluster_slice_chunks(std::int64_t dim, ClusterShape cs) { re
 inline int cluster_threads(std::int64_t dim, ClusterShape cs) {
   return static_cast<int>(ceil_div(ceil_div(cluster_slice_chunks(dim, cs), cs.slots), kWarp) * kWarp);
 }
-// Declared (a function of D alone): the longer chain and the deeper tree of the two shapes.
+// Declared (a function of D alone): the longest chain and the deepest tree of the three shapes.
 inline AccumShape cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kCluster16, kCluster16Wide, kCluster32}) {
-    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
-    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
-  }
+  for (const ClusterShape cs : {kCluster16, kCluster16Wide, kCluster32}) s = widest(s, cluster_row_accum(cs, cluster_threads(dim, cs), dim));
   return s;
 }
 
@@ -267,18 +264,26 @@ inline std::int64_t cluster_count_at(DType t, bool wide, int threads, std::int64
   return std::min({q, programs(), ceil_div(rows, 2)});
 }
 
-// Declared for R rows: the longest dg chain over the cluster counts any D can launch, every shape
-// (a cluster chains ceil(R / q) rows; stage 2 adds ceil(q / lanes) per lane, then its tree).
-inline AccumShape cluster_dg_shape(std::int64_t rows) {
+// Declared for R rows: the longest dg chain over the cluster counts q a form launches at each
+// block size, count_at(threads, R) (a cluster chains ceil(R / q) rows; stage 2 adds
+// ceil(q / lanes) per lane, then its tree).
+template <typename Count>
+inline AccumShape cluster_chain_shape(std::int64_t rows, int max_threads, Count count_at) {
   AccumShape s;
   s.tree_depth = ceil_log2(kStage2Lanes);
   const std::int64_t r = std::max<std::int64_t>(rows, 1);
+  for (int threads = kWarp; threads <= max_threads; threads += kWarp) {
+    const std::int64_t q = std::max<std::int64_t>(count_at(threads, r), 1);
+    s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
+  }
+  return s;
+}
+inline AccumShape cluster_dg_shape(std::int64_t rows) {
+  AccumShape s;
   struct Form { DType t; bool wide; };
   for (const Form f : {Form{DType::bf16, false}, Form{DType::bf16, true}, Form{DType::f32, false}})
-    for (int threads = kWarp; threads <= cluster_shape_for(f.t, f.wide).max_threads; threads += kWarp) {
-      const std::int64_t q = std::max<std::int64_t>(cluster_count_at(f.t, f.wide, threads, r), 1);
-      s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
-    }
+    s = widest(s, cluster_chain_shape(rows, cluster_shape_for(f.t, f.wide).max_threads,
+                                      [&](int threads, std::int64_t r) { return cluster_count_at(f.t, f.wide, threads, r); }));
   return s;
 }
 
@@ -333,9 +338,8 @@ inline Status cluster_launch(const BackwardArgs& a) {
 // one CTA per SM), one row stream per cluster; stages as many as fit the shared memory a CTA may
 // have at that occupancy (110 KB for two CTAs per SM, 204 KB for one), 2 to 8.
 //
-// Declared: the row as bwd.cluster_rows' kCluster16 / kCluster32 shapes (the chain of slots x 8
-// elements, the block's tree, 3 levels across the cluster); dg: a cluster chains its rows, then
-// stage 2 over the q partial rows (q = the co-resident clusters at the block size and shared
+// Declared: the row as bwd.cluster_rows (cluster_row_shape: its kCluster16 and kCluster32 shapes
+// are two of the three it covers); dg: a cluster chains its rows, then stage 2 over the q partial rows (q = the co-resident clusters at the block size and shared
 // memory launched, at most P and ceil(R / 2)).
 inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
 inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
@@ -364,14 +368,6 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
   c.stages = static_cast<int>(std::clamp<std::size_t>(budget / stage, 2, kStagedMaxStages));
   c.smem = static_cast<std::size_t>(c.stages) * stage;
   return c;
-}
-inline AccumShape staged_cluster_row_shape(std::int64_t dim) {
-  AccumShape s;
-  for (const ClusterShape cs : {kCluster16, kCluster32}) {
-    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
-    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
-  }
-  return s;
 }
 
 template <typename T, typename G, bool kRes>
@@ -433,18 +429,15 @@ inline std::int64_t staged_cluster_count(DType t, std::int64_t dim, bool residua
 // Declared for R rows: the longest dg chain over the cluster counts any D and form can launch.
 inline AccumShape staged_cluster_dg_shape(std::int64_t rows) {
   AccumShape s;
-  s.tree_depth = ceil_log2(kStage2Lanes);
-  const std::int64_t r = std::max<std::int64_t>(rows, 1);
   for (const DType t : {DType::bf16, DType::f32})
-    for (const bool residual : {false, true})
-      for (int threads = kWarp; threads <= cluster_shape_for(t).max_threads; threads += kWarp) {
-        // The smallest D of this block size gives its stages, hence its occupancy.
-        const std::int64_t dim = std::max<std::int64_t>(kStagedClusterMinDim,
-                                                        (std::int64_t{threads} - kWarp) * cluster_shape_for(t).slots * cluster_shape_for(t).ctas * kChunk + 1);
-        if (dim > kClusterMaxDim) break;
-        const std::int64_t q = std::max<std::int64_t>(staged_cluster_count(t, dim, residual, r), 1);
-        s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
-      }
+    for (const bool residual : {false, true}) {
+      const ClusterShape cs = cluster_shape_for(t);
+      // The stages, hence the occupancy, follow the block size: the smallest D of each.
+      s = widest(s, cluster_chain_shape(rows, cs.max_threads, [&](int threads, std::int64_t r) {
+                   const std::int64_t dim = std::max<std::int64_t>(kStagedClusterMinDim, std::int64_t{threads - kWarp} * cs.slots * cs.ctas * kChunk + 1);
+                   return staged_cluster_count(t, dim, residual, r);
+                 }));
+    }
   return s;
 }
 

@@ -62,10 +62,7 @@ inline int fwd_cluster_threads(std::int64_t dim, ClusterShape cs) {
 }
 inline AccumShape fwd_cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) {
-    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
-    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(fwd_cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
-  }
+  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) s = widest(s, cluster_row_accum(cs, fwd_cluster_threads(dim, cs), dim));
   return s;
 }
 

@@ -119,7 +119,7 @@ int main() {
           fail(at + ": stages " + std::to_string(c.stages));
         if (c.smem + kStaticSmem > kOptinPerBlock || per_sm * (c.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
           fail(at + ": " + std::to_string(c.smem) + " bytes of shared memory at " + std::to_string(per_sm) + " CTAs per SM");
-        const rmsnorm::AccumShape s = staged_cluster_row_shape(d);
+        const rmsnorm::AccumShape s = cluster_row_shape(d);
         if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.shape.slots} * kChunk, d)) fail(at + ": declared chain too short");
         if (s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32) + rmsnorm::cuda::ceil_log2(c.shape.ctas))
           fail(at + ": declared tree too shallow");
