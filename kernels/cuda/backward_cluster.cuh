@@ -453,20 +453,30 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint, from the by-name bench against bwd.staged_rows and bwd.cluster_rows (H200,
-// session 12, call 2, the form without the skewed rows): where one block holds the row (16-bit
-// D <= 16384, fp32 <= 8192) and few rows leave one block per row on one SM, the cluster ran
-// 1.06-2.30x bwd.staged_rows at R = 1-64 and 1.01-1.26x at R = 512 (D = 4096, 8192, 16384,
-// bf16 and fp32, backward and fused-add backward); at R >= 4096 it ran 0.57-0.74x (a cluster
-// barrier per row). Not measured below D = 4096. bwd.staged_streams, registered before it, keeps
-// the 16-bit rows of D <= 8192 from R = 512 (0.56 of the copy at 512 x 4096 against 0.45).
-// Beyond 16384 (fp32: 8192) bwd.cluster_rows stays the default: within 0.9-1.1x of this form at
-// R <= 64 and faster at most shapes from R = 512.
+// The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200,
+// session 12; `notes/gpu-2026-11-30-s12/call{2,3}_named_table.txt`):
+// - Where one block holds the row (16-bit D <= 16384, fp32 <= 8192) and few rows leave one block
+//   per row on one SM: 1.06-2.30x bwd.staged_rows at R = 1-64 and 1.01-1.26x at R = 512
+//   (D = 4096, 8192, 16384, bf16 and fp32, backward and fused-add backward; call 2); at
+//   R >= 4096 0.57-0.74x (a cluster barrier per row). Not measured below D = 4096.
+//   bwd.staged_streams, registered before it, keeps the 16-bit rows of D <= 8192 from R = 512
+//   (0.56 of the copy at 512 x 4096 against 0.45).
+// - 16-bit rows past 49152, the skewed form (call 3, D = 65536): 1.15-1.16x bwd.cluster_rows
+//   at 4096-8192 rows (backward 0.82-0.83 of the copy against 0.71), 1.06-1.07x at 512 and
+//   for the fused add at 4096-8192 (0.87 against 0.81-0.83), 1.02-1.12x at R = 64, the fused add
+//   at R = 1 1.37x; the plain backward at R = 1 0.96x, so from R = 64 there. Between 16384 and
+//   49152 the two are within 0.9-1.1x (slower at 16392 from R = 512: small slices, two CTAs per
+//   SM for their stages), and fp32 rows past 8192 run faster on bwd.cluster_rows (1.02-1.54x):
+//   bwd.cluster_rows stays the default there.
 inline constexpr std::int64_t kStagedClusterHintMinDim = 4096;
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 512;
+inline constexpr std::int64_t kStagedClusterWideMinDim = 49153;
+inline constexpr std::int64_t kStagedClusterWideMinRows = 64;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {
-  const std::int64_t block_max = size_of(a.x.type) == 2 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
-  return a.dim >= kStagedClusterHintMinDim && a.dim <= block_max && a.rows <= kStagedClusterHintMaxRows;
+  const bool b16 = size_of(a.x.type) == 2;
+  const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
+  if (a.dim >= kStagedClusterHintMinDim && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
+  return b16 && a.dim >= kStagedClusterWideMinDim && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
 }
 
 inline Status staged_cluster_launch(const BackwardArgs& a) {
