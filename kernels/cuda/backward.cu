@@ -7,7 +7,7 @@
 //                             fp32 rows, measured faster on bwd.staged_rows).
 //   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
 //                             CTA's next rows staged in its shared memory by cp.async
-//                             (backward_staged_kernel with CL = 8, backward_cluster.cuh); the
+//                             (backward_staged_cluster_kernel, backward_cluster.cuh); the
 //                             dispatcher takes it for few rows that one block would hold
 //                             (R ≤ 512, 4096 ≤ D) and for 16-bit rows past 49152
 //                             (staged_cluster_preferred).

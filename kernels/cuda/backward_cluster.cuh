@@ -332,8 +332,9 @@ inline Status cluster_launch(const BackwardArgs& a) {
 // Why. bwd.cluster_rows holds only the current row (its loads at the top of a row, then the
 // reductions, a cluster barrier, the stores; the next row asked of L2): 0.69-0.71 of the copy at
 // D = 65536 whatever R (H200, session 11). Here each CTA stages the next rows of its slice by
-// cp.async (backward_staged_kernel with CL = 8): its loads run through the reductions, barriers
-// and stores of the rows before. The shapes are bwd.cluster_rows' (kCluster16: 8 CTAs of up to
+// cp.async (backward_staged_cluster_kernel, below): its loads run through the reductions, barriers
+// and stores of the rows before, and the next row's reduction runs while the cluster barrier of
+// this one completes (the rows skewed by one). The shapes are bwd.cluster_rows' (kCluster16: 8 CTAs of up to
 // 512 threads, two chunks each, two CTAs per SM; kCluster32: 8 of up to 1024 threads, one chunk,
 // one CTA per SM), one row stream per cluster; stages as many as fit the shared memory a CTA may
 // have at that occupancy (110 KB for two CTAs per SM, 204 KB for one), 2 to 8.
@@ -341,14 +342,234 @@ inline Status cluster_launch(const BackwardArgs& a) {
 // Declared: the row as bwd.cluster_rows (cluster_row_shape: its kCluster16 and kCluster32 shapes
 // are two of the three it covers); dg: a cluster chains its rows, then stage 2 over the q partial rows (q = the co-resident clusters at the block size and shared
 // memory launched, at most P and ceil(R / 2)).
+// The kernel: one row stream per cluster of CL CTAs, each CTA a fixed column slice of
+// `slice_chunks` chunks of every row (its stages, weights and dg sums those of its slice only);
+// the CTAs' block sums meet through distributed shared memory (cluster_reduce.cuh), so all of
+// them agree bitwise on c. The per-row maths and order are backward_staged_kernel's (ĝ = dy·w,
+// x̂ = x·r, the thread's chain over its chunks in order, the block butterfly, then the fixed tree
+// over the CTAs; dx = r·(ĝ − x̂c) [+ dres]); each thread copies its own chunks of the rows ahead
+// into its own slots, as there.
+//
+// Addresses (session 12: backward_staged_kernel's loop is mostly address arithmetic, 1.11 warp
+// instructions per element at 8192 x 4096 bf16, 2.71 issued per cycle and SM, ncu): what depends
+// only on the thread's columns is computed once before the loop (each chunk's byte offset in a
+// row and in a stage, and how many of its bytes lie inside the row), a row's base addresses once
+// per row, the stage and the row advance by additions, and the copies of a full chunk go through
+// copy16_async_at (integer addresses). The same rewrite of backward_staged_kernel itself
+// (branch wip/staged-lean) measured faster at most shapes and slower at its best ones (32768 x
+// 4096 bf16: 0.95 -> 0.88 of the copy in the bench, although ncu timed the kernel alone 5 %
+// faster), so it is not merged there.
+template <typename T, typename G, int K, bool kResidual, int CL>
+__global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 2 : 1)
+    backward_staged_cluster_kernel(Params<T, G> p, int stages, int slice_chunks) {
+  static_assert(CL == 4 || CL == 8, "a cluster of 4 or 8 CTAs");
+  constexpr Mutant M = Mutant::none;
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  constexpr int kTensors = kResidual ? 3 : 2;
+  constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
+  constexpr int kWords = Chunk<T>::kWords;
+  extern __shared__ __align__(16) unsigned char stage_mem[];
+  __shared__ float reduce_buf[2][1][kWarp];
+  __shared__ float cluster_slots[2][CL];
+
+  const int nthreads = static_cast<int>(blockDim.x);
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t dim = p.dim;
+  const int nchunks = static_cast<int>((dim + kChunk - 1) / kChunk);  // ≤ 8192 (D ≤ 65536)
+  const bool want_dg = p.partials != nullptr;
+  const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
+  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  const std::int64_t first = blockIdx.x / CL, step = gridDim.x / CL;
+  // This thread's chunks: c = slice0 + t + k·threads, those below `limit` its own.
+  const int slice0 = rank * slice_chunks;
+  const int limit = min(nchunks, slice0 + slice_chunks);
+
+  // Stage s: [kTensors][K][threads] chunks, then [threads] rstd values.
+  const int chunk_bytes = kTensors * K * nthreads * kChunkBytes;
+  const int stage_bytes = chunk_bytes + nthreads * static_cast<int>(sizeof(float));
+  const int tensor_bytes = K * nthreads * kChunkBytes;  // one tensor's slots in a stage
+  const std::uint32_t stage0 = shared_address(stage_mem);
+  // Per chunk k: its byte offset in a row, its valid bytes there (0: not this thread's; the
+  // row's last chunk may be partial).
+  std::uint32_t row_off[K];
+  int valid[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = slice0 + t + k * nthreads;
+    const std::int64_t left = c < limit ? dim - std::int64_t{c} * kChunk : 0;
+    valid[k] = static_cast<int>(left >= kChunk ? kChunk : left) * static_cast<int>(sizeof(T));
+    row_off[k] = static_cast<std::uint32_t>(c) * kChunkBytes;
+  }
+  auto slot_off = [&](int q, int k) { return q * tensor_bytes + (k * nthreads + t) * kChunkBytes; };
+  auto chunk_at = [&](int s, int q, int k) {
+    return *reinterpret_cast<const Chunk<T>*>(stage_mem + s * stage_bytes + slot_off(q, k));
+  };
+
+  // One commit group per row (empty past the last row, so the count stays uniform).
+  auto copy_chunk = [&](std::uint32_t dst, const T* row, int k) {
+    const std::uint64_t src = global_address(row) + row_off[k];
+    if (valid[k] == kChunkBytes) {
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) copy16_async_at(dst + 16 * w, src + 16 * w);
+    } else if (valid[k] > 0) {  // the row's last chunk: the copy zero-fills past D
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const int part = max(0, min(16, valid[k] - 16 * w));
+        copy16_async(stage_mem + (dst - stage0) + 16 * w, reinterpret_cast<const void*>(src + (part > 0 ? 16 * w : 0)), part);
+      }
+    }
+  };
+  auto issue = [&](std::int64_t row, int s) {
+    if (row < p.rows) {
+      const T* xr = row_start<M>(p.x, row, p.sx, dim);
+      const T* dyr = row_start<M>(p.dy, row, p.sdy, dim);
+      const T* dresr = kResidual ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
+      const std::uint32_t base = stage0 + static_cast<std::uint32_t>(s * stage_bytes);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        copy_chunk(base + slot_off(0, k), xr, k);
+        copy_chunk(base + slot_off(1, k), dyr, k);
+        if constexpr (kResidual) copy_chunk(base + slot_off(2, k), dresr, k);
+      }
+      copy4_async(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)), p.rstd + row);
+    }
+    commit_copies();
+  };
+
+  // The weights of this thread's columns, once (they do not change from row to row).
+  float w[K][kChunk];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (valid[k] > 0) {
+      chunk_weights<T, G, true, M>(p, 0, slice0 + t + k * nthreads, w[k]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) w[k][j] = 0.0f;
+    }
+  }
+  float acc[K][kChunk];  // dg partial of this thread's columns
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+
+  // Row i of this cluster: first + i·step (the same rows, hence the same barriers, in every CTA).
+  const std::int64_t iterations = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  cooperative_groups::this_cluster().sync();  // distributed shared memory only once every CTA runs
+  std::int64_t ahead_row = first;  // the next row to issue, into stage ahead_s
+  int ahead_s = 0;
+  for (int s = 0; s < stages - 1; ++s) {
+    issue(ahead_row, ahead_s);
+    ahead_row += step;
+    ++ahead_s;
+  }
+  // Row pieces on a stage: its rstd, its partial Σ ĝ·x̂ over this thread's chunks, its dx (and
+  // the dg sums).
+  auto rstd_at = [&](int s) {
+    return *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)));
+  };
+  auto partial_of = [&](int s, float r) {
+    float sum = -0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (valid[k] > 0) {
+        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
+      }
+    }
+    return sum;
+  };
+  auto write_dx = [&](int s, float r, float cmean, std::int64_t row) {
+    // A pointer, not an integer: derived from the kernel's parameter, nvcc keeps it in the global
+    // space (STG); from an integer the stores became generic (ST) (session 12, call 2).
+    unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (valid[k] > 0) {
+        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+        float out[kChunk];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          const float dyv = chunk_get(dyc, j);
+          const float xh = chunk_get(xc, j) * r;
+          out[j] = fmaf(-xh, cmean, dyv * w[k][j]) * r;
+          acc[k][j] = fmaf(dyv, xh, acc[k][j]);
+        }
+        if constexpr (kResidual) {
+          const Chunk<T> rc = chunk_at(s, 2, k);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
+        }
+        T* dst = reinterpret_cast<T*>(dxrow + row_off[k]);
+        if (valid[k] == kChunkBytes) {
+          store_chunk(dst, pack<T>(out));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j * static_cast<int>(sizeof(T)) < valid[k]) dst[j] = from_float<T>(out[j]);
+        }
+      }
+    }
+  };
+
+  // The rows, skewed by one: row i + 1 is reduced in the CTA (its block sum) while the cluster
+  // barrier of row i completes; then row i's c, row i + 1's slot writes and arrive, and row i's
+  // dx. A CTA holds rows i and i + 1 in their stages, rows i + 2 … i + stages − 1 in flight, and
+  // refills row i's stage once its dx is written: all stages are issued up front, and before row
+  // i + 1's reduction stages + i groups are committed, so at most stages − 2 may still be
+  // pending. Slots: row i + 1's writes into the other CTAs (parity of row i − 1) come after this
+  // CTA's wait for row i, which no CTA passes before every CTA has arrived for row i, i.e. read
+  // its row i − 1 slots; and this CTA reads its row i slots before it arrives for row i + 1,
+  // after which row i + 2 may write them.
+  int parity = 0, s = 0;  // s: the stage of row i
+  std::int64_t row = first;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  issue(ahead_row, ahead_s);  // the last stage: all of them in flight
+  ahead_row += step;
+  if (iterations > 0) {
+    wait_copies(stages - 1);  // row 0
+    cluster_put<CL>(cluster, cluster_slots[0], rank, t, block_sum(partial_of(0, rstd_at(0)), reduce_buf[0][0]));
+    cluster_arrive();
+  }
+  for (std::int64_t i = 0; i < iterations; ++i, row += step) {
+    const int next = s + 1 == stages ? 0 : s + 1;
+    const bool more = i + 1 < iterations;  // the same in every CTA of the cluster
+    float part_next = 0.0f;
+    if (more) {
+      wait_copies(stages - 2);  // row i + 1
+      part_next = block_sum(partial_of(next, rstd_at(next)), reduce_buf[parity ^ 1][0]);
+    }
+    cluster_wait();  // row i's partials, from every CTA
+    const float cmean = __fdiv_rn(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
+    parity ^= 1;
+    if (more) {
+      cluster_put<CL>(cluster, cluster_slots[parity], rank, t, part_next);
+      cluster_arrive();
+    }
+    write_dx(s, rstd_at(s), cmean, row);
+    issue(ahead_row, s);  // row i + stages into row i's stage
+    ahead_row += step;
+    s = next;
+  }
+  wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+  // No CTA may exit while another can still write into its slots (remote shared memory must
+  // outlive its last access): one more cluster barrier after the last row.
+  cooperative_groups::this_cluster().sync();
+
+  if (!want_dg) return;
+  // A CTA writes its slice's columns only (the bound: the slice's end, at most D).
+  const std::int64_t columns = std::min<std::int64_t>(dim, std::int64_t{limit} * kChunk);
+  write_dg_partial<K, 1>(p.partials + first * dim, acc, slice0 + t, nthreads, columns, 0,
+                         reinterpret_cast<float*>(stage_mem), t, nthreads);
+}
+
 inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
 inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
 inline constexpr std::size_t kStagedClusterSmem32 = 204 * 1024;          // one CTA per SM
-static_assert(staged_block_limit<__nv_bfloat16, 2, 1, 8> == kCluster16.max_threads &&
-                  staged_block_min<__nv_bfloat16, 2, 1, 8> == kCluster16.min_blocks && kCluster16.slots == 2 &&
-                  staged_block_limit<float, 1, 1, 8> == kCluster32.max_threads &&
-                  staged_block_min<float, 1, 1, 8> == kCluster32.min_blocks && kCluster32.slots == 1,
-              "bwd.staged_cluster runs bwd.cluster_rows' shapes");
+static_assert(kCluster16.max_threads == 512 && kCluster16.min_blocks == 2 && kCluster16.slots == 2 &&
+                  kCluster32.max_threads == 1024 && kCluster32.min_blocks == 1 && kCluster32.slots == 1,
+              "bwd.staged_cluster runs bwd.cluster_rows' shapes (its launch bounds state them)");
 
 struct StagedClusterConfig {
   ClusterShape shape;
@@ -372,7 +593,7 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
 
 template <typename T, typename G, bool kRes>
 inline auto staged_cluster_kernel() {
-  return backward_staged_kernel<T, G, cluster_shape_of<T>.slots, kRes, 1, cluster_shape_of<T>.ctas>;
+  return backward_staged_cluster_kernel<T, G, cluster_shape_of<T>.slots, kRes, cluster_shape_of<T>.ctas>;
 }
 // The launch configuration of a cluster of c's shape (its cluster dimension is an attribute of
 // the launch: the kernel is backward_staged_kernel's, whose other instances run unclustered).

@@ -25,7 +25,6 @@
 
 #include "async_copy.cuh"
 #include "backward_launch.cuh"
-#include "cluster_reduce.cuh"
 
 namespace rmsnorm::cuda::bwd {
 
@@ -79,38 +78,16 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 // many or one fewer), an iteration past its own rows only keeps the block's barrier; one
 // block-wide barrier per iteration for all the streams' reductions (groups_sum). The groups' dg
 // partials meet in shared memory at the end, added in group order.
-// CL > 1 (bwd.staged_cluster.vec8, backward_cluster.cuh): one row stream per program, the
-// program a cluster of CL CTAs, each CTA a fixed column slice of `slice_chunks` chunks of every
-// row (its stages, weights and dg sums those of its slice only); the CTAs' block sums meet in
-// cluster_sum (cluster_reduce.cuh), so all of them agree bitwise on c. Its block shapes are
-// those of bwd.cluster_rows (kCluster16, kCluster32): 512 threads, K = 2, two CTAs per SM for
-// 16-bit rows; 1024 threads, K = 1, one CTA per SM for fp32 rows.
-//
-// Addresses (session 12: the loop was mostly address arithmetic, 1.11 warp instructions per
-// element at 8192 x 4096 bf16, 2.71 issued per cycle and SM, ncu): what depends only on the
-// thread's columns is computed once before the loop (each chunk's byte offset in a row and in
-// a stage, and how many of its bytes lie inside the row), a row's base addresses once per row,
-// the stage and the row advance by additions, and the copies of a full chunk go through
-// copy16_async_at (integer addresses).
-template <typename T, int K, int ROWS, int CL>
-inline constexpr int staged_block_limit =
-    CL > 1 ? (sizeof(T) == 2 ? 512 : 1024) : ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStreamsWideThreads : kStreamsMaxThreads;
-template <typename T, int K, int ROWS, int CL>
-inline constexpr int staged_block_min = CL > 1 ? (sizeof(T) == 2 ? 2 : 1) : (ROWS == 1 && K <= 2) ? 2 : 1;
-
-template <typename T, typename G, int K, bool kResidual, int ROWS = 1, int CL = 1>
-__global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_block_min<T, K, ROWS, CL>)
-    backward_staged_kernel(Params<T, G> p, int stages, int slice_chunks) {
+template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
+__global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStreamsWideThreads : kStreamsMaxThreads,
+                                  (ROWS == 1 && K <= 2) ? 2 : 1)
+    backward_staged_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
-  static_assert(CL == 1 || (ROWS == 1 && (CL == 4 || CL == 8)), "a cluster runs one row stream of 4 or 8 CTAs");
   constexpr Mutant M = Mutant::none;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
-  constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
-  constexpr int kWords = Chunk<T>::kWords;
   extern __shared__ __align__(16) unsigned char stage_mem[];
   __shared__ float reduce_buf[2][ROWS][kWarp];
-  __shared__ float cluster_slots[2][CL];
 
   const int nthreads = static_cast<int>(blockDim.x);
   const int t = static_cast<int>(threadIdx.x);
@@ -118,70 +95,36 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
   const int g = ROWS == 1 ? 0 : t / group_threads;
   const int gt = ROWS == 1 ? t : t % group_threads;
   const std::int64_t dim = p.dim;
-  const int nchunks = static_cast<int>((dim + kChunk - 1) / kChunk);  // ≤ 8192 (D ≤ 65536)
+  const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
   const bool want_dg = p.partials != nullptr;
   const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
-  int rank = 0;
-  std::int64_t first = blockIdx.x, step = gridDim.x;
-  if constexpr (CL > 1) {
-    rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
-    first = blockIdx.x / CL;
-    step = gridDim.x / CL;
-  } else {
-    (void)slice_chunks;
-  }
-  // This thread's chunks: c = slice0 + gt + k·group_threads, those below `limit` its own.
-  const int slice0 = CL > 1 ? rank * slice_chunks : 0;
-  const int limit = CL > 1 ? min(nchunks, slice0 + slice_chunks) : nchunks;
+  const std::int64_t first = blockIdx.x, step = gridDim.x;
 
   // Stage s: [kTensors][K][threads] chunks, then [threads] rstd values.
-  const int chunk_bytes = kTensors * K * nthreads * kChunkBytes;
-  const int stage_bytes = chunk_bytes + nthreads * static_cast<int>(sizeof(float));
-  const int tensor_bytes = K * nthreads * kChunkBytes;  // one tensor's slots in a stage
-  const std::uint32_t stage0 = shared_address(stage_mem);
-  // Per chunk k: its byte offset in a row, its valid bytes there (0: not this thread's; the
-  // row's last chunk may be partial), its slot's byte offset in a stage.
-  std::uint32_t row_off[K];
-  int valid[K];
-#pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const int c = slice0 + gt + k * group_threads;
-    const std::int64_t left = c < limit ? dim - std::int64_t{c} * kChunk : 0;
-    valid[k] = static_cast<int>(left >= kChunk ? kChunk : left) * static_cast<int>(sizeof(T));
-    row_off[k] = static_cast<std::uint32_t>(c) * kChunkBytes;
-  }
-  auto slot_off = [&](int q, int k) { return q * tensor_bytes + (k * nthreads + t) * kChunkBytes; };
-  auto chunk_at = [&](int s, int q, int k) {
-    return *reinterpret_cast<const Chunk<T>*>(stage_mem + s * stage_bytes + slot_off(q, k));
+  const std::size_t chunk_bytes = static_cast<std::size_t>(kTensors) * K * nthreads * sizeof(Chunk<T>);
+  const std::size_t stage_bytes = chunk_bytes + static_cast<std::size_t>(nthreads) * sizeof(float);
+  auto chunk_slot = [&](int s, int q, int k) {
+    return reinterpret_cast<Chunk<T>*>(stage_mem + s * stage_bytes) + (q * K + k) * nthreads + t;
   };
+  auto rstd_slot = [&](int s) { return reinterpret_cast<float*>(stage_mem + s * stage_bytes + chunk_bytes) + t; };
 
+  // Row i of this thread's stream.
+  const std::int64_t stream_first = first + g * step, stream_step = ROWS * step;
+  auto row_of = [&](std::int64_t i) { return stream_first + i * stream_step; };
   // One commit group per row of this stream (empty past its last row, so the count stays uniform).
-  auto copy_chunk = [&](std::uint32_t dst, const T* row, int k) {
-    const std::uint64_t src = global_address(row) + row_off[k];
-    if (valid[k] == kChunkBytes) {
-#pragma unroll
-      for (int w = 0; w < kWords; ++w) copy16_async_at(dst + 16 * w, src + 16 * w);
-    } else if (valid[k] > 0) {  // the row's last chunk: the copy zero-fills past D
-#pragma unroll
-      for (int w = 0; w < kWords; ++w) {
-        const int part = max(0, min(16, valid[k] - 16 * w));
-        copy16_async(stage_mem + (dst - stage0) + 16 * w, reinterpret_cast<const void*>(src + (part > 0 ? 16 * w : 0)), part);
-      }
-    }
-  };
-  auto issue = [&](std::int64_t row, int s) {
+  auto issue = [&](std::int64_t i, int s) {
+    const std::int64_t row = row_of(i);
     if (row < p.rows) {
       const T* xr = row_start<M>(p.x, row, p.sx, dim);
       const T* dyr = row_start<M>(p.dy, row, p.sdy, dim);
-      const T* dresr = kResidual ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
-      const std::uint32_t base = stage0 + static_cast<std::uint32_t>(s * stage_bytes);
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        copy_chunk(base + slot_off(0, k), xr, k);
-        copy_chunk(base + slot_off(1, k), dyr, k);
-        if constexpr (kResidual) copy_chunk(base + slot_off(2, k), dresr, k);
+        const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
+        stage_chunk(chunk_slot(s, 0, k), xr, c, dim);
+        stage_chunk(chunk_slot(s, 1, k), dyr, c, dim);
+        if constexpr (kResidual) stage_chunk(chunk_slot(s, 2, k), row_start<M>(p.dres, row, p.sdres, dim), c, dim);
       }
-      copy4_async(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)), p.rstd + row);
+      copy4_async(rstd_slot(s), p.rstd + row);
     }
     commit_copies();
   };
@@ -190,8 +133,9 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
   float w[K][kChunk];
 #pragma unroll
   for (int k = 0; k < K; ++k) {
-    if (valid[k] > 0) {
-      chunk_weights<T, G, true, M>(p, 0, slice0 + gt + k * group_threads, w[k]);
+    const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
+    if (c < nchunks) {
+      chunk_weights<T, G, true, M>(p, 0, c, w[k]);
     } else {
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) w[k][j] = 0.0f;
@@ -203,45 +147,41 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
 
-  // Row i of this thread's stream: stream_first + i·stream_step.
-  const std::int64_t stream_first = first + g * step, stream_step = ROWS * step;
   const std::int64_t my_rows = stream_first < p.rows ? (p.rows - stream_first + stream_step - 1) / stream_step : 0;
   // Iterations: stream 0's rows (the most of any stream); ROWS == 1: the thread's own.
   const std::int64_t iterations = ROWS == 1 ? my_rows : (first < p.rows ? (p.rows - first + stream_step - 1) / stream_step : 0);
-  if constexpr (CL > 1) cooperative_groups::this_cluster().sync();  // DSMEM only once every CTA runs
-  std::int64_t ahead_row = stream_first;  // the next row to issue, into stage ahead_s
-  int ahead_s = 0;
-  for (int s = 0; s < stages - 1; ++s) {
-    issue(ahead_row, ahead_s);
-    ahead_row += stream_step;
-    ++ahead_s;
-  }
-  // Row pieces on a stage: its rstd, its partial Σ ĝ·x̂ over this thread's chunks, its dx (and
-  // the dg sums).
-  auto rstd_at = [&](int s) {
-    return *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)));
-  };
-  auto partial_of = [&](int s, float r, bool mine) {
+  for (int s = 0; s < stages - 1; ++s) issue(s, s);
+  int parity = 0;
+  for (std::int64_t i = 0; i < iterations; ++i) {
+    issue(i + stages - 1, static_cast<int>((i + stages - 1) % stages));
+    wait_copies(stages - 1);  // this thread's copies of row i have landed
+    const bool mine = ROWS == 1 || i < my_rows;  // past its stream's rows: the barrier only
+    const int s = static_cast<int>(i % stages);
+    const std::int64_t row = row_of(i);
+    const float r = mine ? *rstd_slot(s) : 0.0f;
+
     float sum = -0.0f;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (mine && valid[k] > 0) {
-        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
+      if (mine && c < nchunks) {
+        const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
       }
     }
-    return sum;
-  };
-  auto write_dx = [&](int s, float r, float cmean, std::int64_t row) {
-    // A pointer, not an integer: derived from the kernel's parameter, nvcc keeps it in the global
-    // space (STG); from an integer the stores became generic (ST), and the lean kernel's first
-    // H200 run was 5-9 % slower at 32768 x 2048-4096 (session 12, call 2).
-    unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
+    const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0])
+                                  : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
+    const float cmean = __fdiv_rn(total, dim_f);
+    parity ^= 1;
+    if (!mine) continue;
+
+    T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
-      if (valid[k] > 0) {
-        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+      const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
+      if (c < nchunks) {
+        const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
         float out[kChunk];
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) {
@@ -251,90 +191,21 @@ __global__ void __launch_bounds__(staged_block_limit<T, K, ROWS, CL>, staged_blo
           acc[k][j] = fmaf(dyv, xh, acc[k][j]);
         }
         if constexpr (kResidual) {
-          const Chunk<T> rc = chunk_at(s, 2, k);
+          const Chunk<T> rc = *chunk_slot(s, 2, k);
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
         }
-        T* dst = reinterpret_cast<T*>(dxrow + row_off[k]);
-        if (valid[k] == kChunkBytes) {
-          store_chunk(dst, pack<T>(out));
-        } else {
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j)
-            if (j * static_cast<int>(sizeof(T)) < valid[k]) dst[j] = from_float<T>(out[j]);
-        }
+        store_row_chunk<T, true>(dxrow, c, dim, out);
       }
-    }
-  };
-
-  int parity = 0, s = 0;  // s: the stage of row i
-  std::int64_t row = stream_first;
-  if constexpr (CL == 1) {
-    for (std::int64_t i = 0; i < iterations; ++i, row += stream_step, s = s + 1 == stages ? 0 : s + 1) {
-      issue(ahead_row, ahead_s);
-      ahead_row += stream_step;
-      ahead_s = ahead_s + 1 == stages ? 0 : ahead_s + 1;
-      wait_copies(stages - 1);  // this thread's copies of row i have landed
-      const bool mine = ROWS == 1 || i < my_rows;  // past its stream's rows: the barrier only
-      const float r = mine ? rstd_at(s) : 0.0f;
-      const float sum = partial_of(s, r, mine);
-      const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0]) : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
-      const float cmean = __fdiv_rn(total, dim_f);
-      parity ^= 1;
-      if (!mine) continue;
-      write_dx(s, r, cmean, row);
-    }
-  } else {
-    // The cluster's rows, skewed by one: row i + 1 is reduced in the CTA (its block sum) while
-    // the cluster barrier of row i completes; then row i's c, row i + 1's slot writes and
-    // arrive, and row i's dx. A CTA holds rows i and i + 1 in their stages, rows i + 2 …
-    // i + stages − 1 in flight, and refills row i's stage once its dx is written: all stages are
-    // issued up front, and before row i + 1's reduction stages + i groups are committed, so at
-    // most stages − 2 may still be pending. Slots: row i + 1's writes into the other CTAs
-    // (parity of row i − 1) come after this CTA's wait for row i, which no CTA passes before
-    // every CTA has arrived for row i, i.e. read its row i − 1 slots; and this CTA reads its row
-    // i slots before it arrives for row i + 1, after which row i + 2 may write them.
-    cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
-    issue(ahead_row, ahead_s);  // the last stage: all of them in flight
-    ahead_row += stream_step;
-    if (iterations > 0) {
-      wait_copies(stages - 1);  // row 0
-      cluster_put<CL>(cluster, cluster_slots[0], rank, t, block_sum(partial_of(0, rstd_at(0), true), reduce_buf[0][0]));
-      cluster_arrive();
-    }
-    for (std::int64_t i = 0; i < iterations; ++i, row += stream_step) {
-      const int next = s + 1 == stages ? 0 : s + 1;
-      const bool more = i + 1 < iterations;  // the same in every CTA of the cluster
-      float part_next = 0.0f;
-      if (more) {
-        wait_copies(stages - 2);  // row i + 1
-        part_next = block_sum(partial_of(next, rstd_at(next), true), reduce_buf[parity ^ 1][0]);
-      }
-      cluster_wait();  // row i's partials, from every CTA
-      const float cmean = __fdiv_rn(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
-      parity ^= 1;
-      if (more) {
-        cluster_put<CL>(cluster, cluster_slots[parity], rank, t, part_next);
-        cluster_arrive();
-      }
-      write_dx(s, rstd_at(s), cmean, row);
-      issue(ahead_row, s);  // row i + stages into row i's stage
-      ahead_row += stream_step;
-      s = next;
     }
   }
   wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
-  // No CTA may exit while another can still write into its slots (remote shared memory must
-  // outlive its last access): one more cluster barrier after the last row.
-  if constexpr (CL > 1) cooperative_groups::this_cluster().sync();
 
   if (!want_dg) return;
   // ROWS > 1: the streams meet in the stages' shared memory (ROWS·D floats: streams_smem()
   // makes room for them) once every copy has retired and every stage has been read.
   if constexpr (ROWS > 1) __syncthreads();
-  // A cluster's CTA writes its slice's columns only (the bound: the slice's end, at most D).
-  const std::int64_t columns = CL > 1 ? std::min<std::int64_t>(dim, std::int64_t{limit} * kChunk) : dim;
-  write_dg_partial<K, ROWS>(p.partials + first * dim, acc, slice0 + gt, group_threads, columns, g,
+  write_dg_partial<K, ROWS>(p.partials + static_cast<std::int64_t>(blockIdx.x) * dim, acc, gt, group_threads, dim, g,
                             reinterpret_cast<float*>(stage_mem), t, nthreads);
 }
 
@@ -410,7 +281,7 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   auto go = [&](auto kernel) {
     // A refusal here makes the launch below fail, and launch_status() report it.
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    kernel<<<static_cast<unsigned>(grid), c.threads, smem, st>>>(p, stages, 0);
+    kernel<<<static_cast<unsigned>(grid), c.threads, smem, st>>>(p, stages);
   };
   auto with_k = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;
@@ -433,7 +304,7 @@ inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_
   const std::size_t smem = streams_smem(c, p.dim, sizeof(T), residual);
   auto go = [&](auto kernel) {
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, stages, 0);
+    kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, stages);
   };
   auto with_shape = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;

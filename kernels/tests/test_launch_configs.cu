@@ -109,8 +109,7 @@ int main() {
         const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
         const StagedClusterConfig c = staged_cluster_config(row_type, d, residual);
         const std::string at = "staged cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (residual ? " add" : "");
-        const int limit = elem == 2 ? staged_block_limit<__nv_bfloat16, 2, 1, 8> : staged_block_limit<float, 1, 1, 8>;
-        const int per_sm = elem == 2 ? staged_block_min<__nv_bfloat16, 2, 1, 8> : staged_block_min<float, 1, 1, 8>;
+        const int limit = c.shape.max_threads, per_sm = c.shape.min_blocks;  // the kernel's launch bounds
         if (c.threads % 32 != 0 || c.threads > limit || std::int64_t{c.threads} * c.shape.slots < c.slice)
           fail(at + ": threads " + std::to_string(c.threads));
         if (c.slice * c.shape.ctas * kChunk < d || c.slice > (std::int64_t{1} << 13)) fail(at + ": the row is not covered");
