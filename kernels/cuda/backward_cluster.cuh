@@ -40,6 +40,8 @@
 #include <cooperative_groups.h>
 
 #include "backward_launch.cuh"
+#include "backward_staged.cuh"
+#include "cluster_reduce.cuh"
 
 namespace rmsnorm::cuda::bwd {
 
@@ -83,13 +85,10 @@ inline std::int64_t cluster_slice_chunks(std::int64_t dim, ClusterShape cs) { re
 inline int cluster_threads(std::int64_t dim, ClusterShape cs) {
   return static_cast<int>(ceil_div(ceil_div(cluster_slice_chunks(dim, cs), cs.slots), kWarp) * kWarp);
 }
-// Declared (a function of D alone): the longer chain and the deeper tree of the two shapes.
+// Declared (a function of D alone): the longest chain and the deepest tree of the three shapes.
 inline AccumShape cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kCluster16, kCluster16Wide, kCluster32}) {
-    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
-    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
-  }
+  for (const ClusterShape cs : {kCluster16, kCluster16Wide, kCluster32}) s = widest(s, cluster_row_accum(cs, cluster_threads(dim, cs), dim));
   return s;
 }
 
@@ -184,18 +183,7 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) s = fmaf(chunk_get(dyc[k], j) * w[j], chunk_get(xc[k], j) * r, s);
     }
-    const float block_total = block_sum(s, reduce_buf[parity]);
-    if (t < kClusterCtas) *cluster.map_shared_rank(&cluster_slots[parity][rank], t) = block_total;  // into CTA t
-    cluster.sync();  // release our slot writes, acquire everyone's
-    const float* own = &cluster_slots[parity][0];
-    // The fixed tree: every CTA adds the partials in the same order, so all agree bitwise.
-    float total;
-    if constexpr (kClusterCtas == 4) {
-      total = (own[0] + own[1]) + (own[2] + own[3]);
-    } else {
-      static_assert(kClusterCtas == 8, "4 or 8 partials");
-      total = ((own[0] + own[1]) + (own[2] + own[3])) + ((own[4] + own[5]) + (own[6] + own[7]));
-    }
+    const float total = cluster_sum<kClusterCtas>(cluster, cluster_slots[parity], rank, t, block_sum(s, reduce_buf[parity]));
     parity ^= 1;
     const float cmean = __fdiv_rn(total, dim_f);
 
@@ -276,18 +264,26 @@ inline std::int64_t cluster_count_at(DType t, bool wide, int threads, std::int64
   return std::min({q, programs(), ceil_div(rows, 2)});
 }
 
-// Declared for R rows: the longest dg chain over the cluster counts any D can launch, every shape
-// (a cluster chains ceil(R / q) rows; stage 2 adds ceil(q / lanes) per lane, then its tree).
-inline AccumShape cluster_dg_shape(std::int64_t rows) {
+// Declared for R rows: the longest dg chain over the cluster counts q a form launches at each
+// block size, count_at(threads, R) (a cluster chains ceil(R / q) rows; stage 2 adds
+// ceil(q / lanes) per lane, then its tree).
+template <typename Count>
+inline AccumShape cluster_chain_shape(std::int64_t rows, int max_threads, Count count_at) {
   AccumShape s;
   s.tree_depth = ceil_log2(kStage2Lanes);
   const std::int64_t r = std::max<std::int64_t>(rows, 1);
+  for (int threads = kWarp; threads <= max_threads; threads += kWarp) {
+    const std::int64_t q = std::max<std::int64_t>(count_at(threads, r), 1);
+    s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
+  }
+  return s;
+}
+inline AccumShape cluster_dg_shape(std::int64_t rows) {
+  AccumShape s;
   struct Form { DType t; bool wide; };
   for (const Form f : {Form{DType::bf16, false}, Form{DType::bf16, true}, Form{DType::f32, false}})
-    for (int threads = kWarp; threads <= cluster_shape_for(f.t, f.wide).max_threads; threads += kWarp) {
-      const std::int64_t q = std::max<std::int64_t>(cluster_count_at(f.t, f.wide, threads, r), 1);
-      s.per_thread = std::max(s.per_thread, ceil_div(r, q) + ceil_div(q, kStage2Lanes) - 1);
-    }
+    s = widest(s, cluster_chain_shape(rows, cluster_shape_for(f.t, f.wide).max_threads,
+                                      [&](int threads, std::int64_t r) { return cluster_count_at(f.t, f.wide, threads, r); }));
   return s;
 }
 
@@ -325,6 +321,404 @@ inline Status cluster_launch(const BackwardArgs& a) {
       }
     }
     backward_cluster_kernel<T, G><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+  });
+}
+
+
+// ---------------------------------------------------------------------------------------------
+// bwd.staged_cluster.vec8: the cluster's column slices with the rows ahead in shared memory
+// ---------------------------------------------------------------------------------------------
+//
+// Why. bwd.cluster_rows holds only the current row (its loads at the top of a row, then the
+// reductions, a cluster barrier, the stores; the next row asked of L2): 0.69-0.71 of the copy at
+// D = 65536 whatever R (H200, session 11). Here each CTA stages the next rows of its slice by
+// cp.async (backward_staged_cluster_kernel, below): its loads run through the reductions, barriers
+// and stores of the rows before, and the next row's reduction runs while the cluster barrier of
+// this one completes (the rows skewed by one). The shapes are bwd.cluster_rows' (kCluster16: 8 CTAs of up to
+// 512 threads, two chunks each, two CTAs per SM; kCluster32: 8 of up to 1024 threads, one chunk,
+// one CTA per SM), one row stream per cluster; stages as many as fit the shared memory a CTA may
+// have at that occupancy (110 KB for two CTAs per SM, 204 KB for one), 2 to 8.
+//
+// Declared: the row as bwd.cluster_rows (cluster_row_shape: its kCluster16 and kCluster32 shapes
+// are two of the three it covers); dg: a cluster chains its rows, then stage 2 over the q partial rows (q = the co-resident clusters at the block size and shared
+// memory launched, at most P and ceil(R / 2)).
+// The kernel: one row stream per cluster of CL CTAs, each CTA a fixed column slice of
+// `slice_chunks` chunks of every row (its stages, weights and dg sums those of its slice only);
+// the CTAs' block sums meet through distributed shared memory (cluster_reduce.cuh), so all of
+// them agree bitwise on c. The per-row maths and order are backward_staged_kernel's (ĝ = dy·w,
+// x̂ = x·r, the thread's chain over its chunks in order, the block butterfly, then the fixed tree
+// over the CTAs; dx = r·(ĝ − x̂c) [+ dres]); each thread copies its own chunks of the rows ahead
+// into its own slots, as there.
+//
+// Addresses (session 12: backward_staged_kernel's loop is mostly address arithmetic, 1.11 warp
+// instructions per element at 8192 x 4096 bf16, 2.71 issued per cycle and SM, ncu): what depends
+// only on the thread's columns is computed once before the loop (each chunk's byte offset in a
+// row and in a stage, and how many of its bytes lie inside the row), a row's base addresses once
+// per row, the stage and the row advance by additions, and the copies of a full chunk go through
+// copy16_async_at (integer addresses). The same rewrite of backward_staged_kernel itself
+// (branch wip/staged-lean) measured faster at most shapes and slower at its best ones (32768 x
+// 4096 bf16: 0.95 -> 0.88 of the copy in the bench, although ncu timed the kernel alone 5 %
+// faster), so it is not merged there.
+template <typename T, typename G, int K, bool kResidual, int CL>
+__global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 2 : 1)
+    backward_staged_cluster_kernel(Params<T, G> p, int stages, int slice_chunks) {
+  static_assert(CL == 4 || CL == 8, "a cluster of 4 or 8 CTAs");
+  constexpr Mutant M = Mutant::none;
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  constexpr int kTensors = kResidual ? 3 : 2;
+  constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
+  constexpr int kWords = Chunk<T>::kWords;
+  extern __shared__ __align__(16) unsigned char stage_mem[];
+  __shared__ float reduce_buf[2][1][kWarp];
+  __shared__ float cluster_slots[2][CL];
+
+  const int nthreads = static_cast<int>(blockDim.x);
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t dim = p.dim;
+  const int nchunks = static_cast<int>((dim + kChunk - 1) / kChunk);  // ≤ 8192 (D ≤ 65536)
+  const bool want_dg = p.partials != nullptr;
+  const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
+  const int rank = static_cast<int>(cooperative_groups::this_cluster().block_rank());
+  const std::int64_t first = blockIdx.x / CL, step = gridDim.x / CL;
+  // This thread's chunks: c = slice0 + t + k·threads, those below `limit` its own.
+  const int slice0 = rank * slice_chunks;
+  const int limit = min(nchunks, slice0 + slice_chunks);
+
+  // Stage s: [kTensors][K][threads] chunks, then [threads] rstd values.
+  const int chunk_bytes = kTensors * K * nthreads * kChunkBytes;
+  const int stage_bytes = chunk_bytes + nthreads * static_cast<int>(sizeof(float));
+  const int tensor_bytes = K * nthreads * kChunkBytes;  // one tensor's slots in a stage
+  const std::uint32_t stage0 = shared_address(stage_mem);
+  // Per chunk k: its byte offset in a row, its valid bytes there (0: not this thread's; the
+  // row's last chunk may be partial).
+  std::uint32_t row_off[K];
+  int valid[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = slice0 + t + k * nthreads;
+    const std::int64_t left = c < limit ? dim - std::int64_t{c} * kChunk : 0;
+    valid[k] = static_cast<int>(left >= kChunk ? kChunk : left) * static_cast<int>(sizeof(T));
+    row_off[k] = static_cast<std::uint32_t>(c) * kChunkBytes;
+  }
+  auto slot_off = [&](int q, int k) { return q * tensor_bytes + (k * nthreads + t) * kChunkBytes; };
+  auto chunk_at = [&](int s, int q, int k) {
+    return *reinterpret_cast<const Chunk<T>*>(stage_mem + s * stage_bytes + slot_off(q, k));
+  };
+
+  // One commit group per row (empty past the last row, so the count stays uniform).
+  auto copy_chunk = [&](std::uint32_t dst, const T* row, int k) {
+    const std::uint64_t src = global_address(row) + row_off[k];
+    if (valid[k] == kChunkBytes) {
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) copy16_async_at(dst + 16 * w, src + 16 * w);
+    } else if (valid[k] > 0) {  // the row's last chunk: the copy zero-fills past D
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const int part = max(0, min(16, valid[k] - 16 * w));
+        copy16_async(stage_mem + (dst - stage0) + 16 * w, reinterpret_cast<const void*>(src + (part > 0 ? 16 * w : 0)), part);
+      }
+    }
+  };
+  auto issue = [&](std::int64_t row, int s) {
+    if (row < p.rows) {
+      const T* xr = row_start<M>(p.x, row, p.sx, dim);
+      const T* dyr = row_start<M>(p.dy, row, p.sdy, dim);
+      const T* dresr = kResidual ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
+      const std::uint32_t base = stage0 + static_cast<std::uint32_t>(s * stage_bytes);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        copy_chunk(base + slot_off(0, k), xr, k);
+        copy_chunk(base + slot_off(1, k), dyr, k);
+        if constexpr (kResidual) copy_chunk(base + slot_off(2, k), dresr, k);
+      }
+      copy4_async(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)), p.rstd + row);
+    }
+    commit_copies();
+  };
+
+  // The weights of this thread's columns, once (they do not change from row to row).
+  float w[K][kChunk];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    if (valid[k] > 0) {
+      chunk_weights<T, G, true, M>(p, 0, slice0 + t + k * nthreads, w[k]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < kChunk; ++j) w[k][j] = 0.0f;
+    }
+  }
+  float acc[K][kChunk];  // dg partial of this thread's columns
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+
+  // Row i of this cluster: first + i·step (the same rows, hence the same barriers, in every CTA).
+  const std::int64_t iterations = first < p.rows ? (p.rows - first + step - 1) / step : 0;
+  cooperative_groups::this_cluster().sync();  // distributed shared memory only once every CTA runs
+  std::int64_t ahead_row = first;  // the next row to issue, into stage ahead_s
+  int ahead_s = 0;
+  for (int s = 0; s < stages - 1; ++s) {
+    issue(ahead_row, ahead_s);
+    ahead_row += step;
+    ++ahead_s;
+  }
+  // Row pieces on a stage: its rstd, its partial Σ ĝ·x̂ over this thread's chunks, its dx (and
+  // the dg sums).
+  auto rstd_at = [&](int s) {
+    return *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)));
+  };
+  auto partial_of = [&](int s, float r) {
+    float sum = -0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (valid[k] > 0) {
+        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
+      }
+    }
+    return sum;
+  };
+  auto write_dx = [&](int s, float r, float cmean, std::int64_t row) {
+    // A pointer, not an integer: derived from the kernel's parameter, nvcc keeps it in the global
+    // space (STG); from an integer the stores became generic (ST) (session 12, call 2).
+    unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (valid[k] > 0) {
+        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+        float out[kChunk];
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          const float dyv = chunk_get(dyc, j);
+          const float xh = chunk_get(xc, j) * r;
+          out[j] = fmaf(-xh, cmean, dyv * w[k][j]) * r;
+          acc[k][j] = fmaf(dyv, xh, acc[k][j]);
+        }
+        if constexpr (kResidual) {
+          const Chunk<T> rc = chunk_at(s, 2, k);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
+        }
+        T* dst = reinterpret_cast<T*>(dxrow + row_off[k]);
+        if (valid[k] == kChunkBytes) {
+          store_chunk(dst, pack<T>(out));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j * static_cast<int>(sizeof(T)) < valid[k]) dst[j] = from_float<T>(out[j]);
+        }
+      }
+    }
+  };
+
+  // The rows, skewed by one: row i + 1 is reduced in the CTA (its block sum) while the cluster
+  // barrier of row i completes; then row i's c, row i + 1's slot writes and arrive, and row i's
+  // dx. A CTA holds rows i and i + 1 in their stages, rows i + 2 … i + stages − 1 in flight, and
+  // refills row i's stage once its dx is written: all stages are issued up front, and before row
+  // i + 1's reduction stages + i groups are committed, so at most stages − 2 may still be
+  // pending. Slots: row i + 1's writes into the other CTAs (parity of row i − 1) come after this
+  // CTA's wait for row i, which no CTA passes before every CTA has arrived for row i, i.e. read
+  // its row i − 1 slots; and this CTA reads its row i slots before it arrives for row i + 1,
+  // after which row i + 2 may write them.
+  int parity = 0, s = 0;  // s: the stage of row i
+  std::int64_t row = first;
+  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster();
+  issue(ahead_row, ahead_s);  // the last stage: all of them in flight
+  ahead_row += step;
+  if (iterations > 0) {
+    wait_copies(stages - 1);  // row 0
+    cluster_put<CL>(cluster, cluster_slots[0], rank, t, block_sum(partial_of(0, rstd_at(0)), reduce_buf[0][0]));
+    cluster_arrive();
+  }
+  for (std::int64_t i = 0; i < iterations; ++i, row += step) {
+    const int next = s + 1 == stages ? 0 : s + 1;
+    const bool more = i + 1 < iterations;  // the same in every CTA of the cluster
+    float part_next = 0.0f;
+    if (more) {
+      wait_copies(stages - 2);  // row i + 1
+      part_next = block_sum(partial_of(next, rstd_at(next)), reduce_buf[parity ^ 1][0]);
+    }
+    cluster_wait();  // row i's partials, from every CTA
+    const float cmean = __fdiv_rn(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
+    parity ^= 1;
+    if (more) {
+      cluster_put<CL>(cluster, cluster_slots[parity], rank, t, part_next);
+      cluster_arrive();
+    }
+    write_dx(s, rstd_at(s), cmean, row);
+    issue(ahead_row, s);  // row i + stages into row i's stage
+    ahead_row += step;
+    s = next;
+  }
+  wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+  // No CTA may exit while another can still write into its slots (remote shared memory must
+  // outlive its last access): one more cluster barrier after the last row.
+  cooperative_groups::this_cluster().sync();
+
+  if (!want_dg) return;
+  // A CTA writes its slice's columns only (the bound: the slice's end, at most D).
+  const std::int64_t columns = std::min<std::int64_t>(dim, std::int64_t{limit} * kChunk);
+  write_dg_partial<K, 1>(p.partials + first * dim, acc, slice0 + t, nthreads, columns, 0,
+                         reinterpret_cast<float*>(stage_mem), t, nthreads);
+}
+
+inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
+inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
+inline constexpr std::size_t kStagedClusterSmem32 = 204 * 1024;          // one CTA per SM
+static_assert(kCluster16.max_threads == 512 && kCluster16.min_blocks == 2 && kCluster16.slots == 2 &&
+                  kCluster32.max_threads == 1024 && kCluster32.min_blocks == 1 && kCluster32.slots == 1,
+              "bwd.staged_cluster runs bwd.cluster_rows' shapes (its launch bounds state them)");
+
+struct StagedClusterConfig {
+  ClusterShape shape;
+  int threads = 0;          // per CTA
+  std::int64_t slice = 0;   // chunks per CTA
+  int stages = 0;
+  std::size_t smem = 0;     // dynamic, per CTA
+};
+inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool residual) {
+  StagedClusterConfig c;
+  c.shape = cluster_shape_for(t);
+  c.threads = cluster_threads(dim, c.shape);
+  c.slice = cluster_slice_chunks(dim, c.shape);
+  const StagedConfig block{c.threads, c.shape.slots};
+  const std::size_t stage = staged_stage_bytes(block, size_of(t), residual);
+  const std::size_t budget = size_of(t) == 2 ? kStagedClusterSmem16 : kStagedClusterSmem32;
+  c.stages = static_cast<int>(std::clamp<std::size_t>(budget / stage, 2, kStagedMaxStages));
+  c.smem = static_cast<std::size_t>(c.stages) * stage;
+  return c;
+}
+
+template <typename T, typename G, bool kRes>
+inline auto staged_cluster_kernel() {
+  return backward_staged_cluster_kernel<T, G, cluster_shape_of<T>.slots, kRes, cluster_shape_of<T>.ctas>;
+}
+// The launch configuration of a cluster of c's shape (its cluster dimension is an attribute of
+// the launch: the kernel is backward_staged_kernel's, whose other instances run unclustered).
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1] = {};
+  ClusterLaunch(const StagedClusterConfig& c, std::int64_t clusters, cudaStream_t st) {
+    cfg.gridDim = dim3(static_cast<unsigned>(clusters * c.shape.ctas), 1, 1);
+    cfg.blockDim = dim3(static_cast<unsigned>(c.threads), 1, 1);
+    cfg.dynamicSmemBytes = c.smem;
+    cfg.stream = st;
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = static_cast<unsigned>(c.shape.ctas);
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+  }
+};
+// Co-resident clusters of that configuration (cached per device, type size, fused add and block
+// size); 0 when none fits or no device answers.
+inline std::int64_t staged_cluster_programs(DType t, std::int64_t dim, bool residual) {
+  const StagedClusterConfig c = staged_cluster_config(t, dim, residual);
+  static std::int64_t cached[64][2][2][kClusterMaxThreads / kWarp + 1] = {};
+  int dev = 0;
+  if (c.threads <= 0 || cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int ti = size_of(t) == 2 ? 0 : 1, ri = residual ? 1 : 0, bi = c.threads / kWarp;
+  const bool cacheable = dev >= 0 && dev < 64;
+  if (cacheable && cached[dev][ti][ri][bi] > 0) return cached[dev][ti][ri][bi];
+  int n = 0;
+  auto query = [&](auto kernel) {
+    ClusterLaunch l(c, 1, nullptr);
+    if (cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(c.smem)) != cudaSuccess ||
+        cudaOccupancyMaxActiveClusters(&n, kernel, &l.cfg) != cudaSuccess)
+      n = 0;
+  };
+  // The occupancy of an instance is that of its type size and fused add (G changes nothing).
+  if (size_of(t) == 2) {
+    residual ? query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, true>()) : query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, false>());
+  } else {
+    residual ? query(staged_cluster_kernel<float, float, true>()) : query(staged_cluster_kernel<float, float, false>());
+  }
+  (void)cudaGetLastError();
+  if (n <= 0) return 0;
+  if (cacheable) cached[dev][ti][ri][bi] = n;
+  return n;
+}
+inline std::int64_t staged_cluster_count(DType t, std::int64_t dim, bool residual, std::int64_t rows) {
+  return std::min({staged_cluster_programs(t, dim, residual), programs(), ceil_div(rows, 2)});
+}
+// Declared for R rows: the longest dg chain over the cluster counts any D and form can launch.
+inline AccumShape staged_cluster_dg_shape(std::int64_t rows) {
+  AccumShape s;
+  for (const DType t : {DType::bf16, DType::f32})
+    for (const bool residual : {false, true}) {
+      const ClusterShape cs = cluster_shape_for(t);
+      // The stages, hence the occupancy, follow the block size: the smallest D of each.
+      s = widest(s, cluster_chain_shape(rows, cs.max_threads, [&](int threads, std::int64_t r) {
+                   const std::int64_t dim = std::max<std::int64_t>(kStagedClusterMinDim, std::int64_t{threads - kWarp} * cs.slots * cs.ctas * kChunk + 1);
+                   return staged_cluster_count(t, dim, residual, r);
+                 }));
+    }
+  return s;
+}
+
+inline Status staged_cluster_can_implement(const BackwardArgs& a) {
+  using Code = Status::Code;
+  Status s = can_implement(a, /*mutant=*/false);
+  if (!s.ok()) return s;
+  if (a.dim < kStagedClusterMinDim) return Status::fail(Code::unsupported, "D <= 512 (a warp per row: bwd.persistent_rows)");
+  if (a.dim > kClusterMaxDim) return Status::fail(Code::unsupported, "D > 65536 (a cluster's CTAs x 1024 threads x its chunks x 8)");
+  if (a.rows > 0 && !all_aligned(a)) return Status::fail(Code::misaligned, "16-byte asynchronous copies need every row and g 16-byte aligned");
+  if (a.rows > 0 && staged_cluster_programs(a.x.type, a.dim, a.dresidual.data != nullptr) <= 0)
+    return Status::fail(Code::unsupported, "no co-resident " + std::to_string(cluster_shape_for(a.x.type).ctas) + "-CTA cluster with these stages on this device");
+  return Status::success();
+}
+
+// The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200,
+// session 12; `notes/gpu-2026-11-30-s12/call{2,3}_named_table.txt`):
+// - Where one block holds the row (16-bit D <= 16384, fp32 <= 8192) and few rows leave one block
+//   per row on one SM: 1.06-2.30x bwd.staged_rows at R = 1-64 and 1.01-1.26x at R = 512
+//   (D = 4096, 8192, 16384, bf16 and fp32, backward and fused-add backward; call 2); at
+//   R >= 4096 0.57-0.74x (a cluster barrier per row). Not measured below D = 4096.
+//   bwd.staged_streams, registered before it, keeps the 16-bit rows of D <= 8192 from R = 512
+//   (0.56 of the copy at 512 x 4096 against 0.45).
+// - 16-bit rows past 49152, the skewed form (call 3, D = 65536): 1.15-1.16x bwd.cluster_rows
+//   at 4096-8192 rows (backward 0.82-0.83 of the copy against 0.71), 1.06-1.07x at 512 and
+//   for the fused add at 4096-8192 (0.87 against 0.81-0.83), 1.02-1.12x at R = 64, the fused add
+//   at R = 1 1.37x; the plain backward at R = 1 0.96x, so from R = 64 there. Between 16384 and
+//   49152 the two are within 0.9-1.1x (slower at 16392 from R = 512: small slices, two CTAs per
+//   SM for their stages), and fp32 rows past 8192 run faster on bwd.cluster_rows (1.02-1.54x):
+//   bwd.cluster_rows stays the default there.
+inline constexpr std::int64_t kStagedClusterHintMinDim = 4096;
+inline constexpr std::int64_t kStagedClusterHintMaxRows = 512;
+inline constexpr std::int64_t kStagedClusterWideMinDim = 49153;
+inline constexpr std::int64_t kStagedClusterWideMinRows = 64;
+inline bool staged_cluster_preferred(const BackwardArgs& a) {
+  const bool b16 = size_of(a.x.type) == 2;
+  const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
+  if (a.dim >= kStagedClusterHintMinDim && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
+  return b16 && a.dim >= kStagedClusterWideMinDim && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
+}
+
+inline Status staged_cluster_launch(const BackwardArgs& a) {
+  const bool residual = a.dresidual.data != nullptr;
+  const std::int64_t q = staged_cluster_count(a.x.type, a.dim, residual, a.rows);
+  if (q <= 0) return no_programs();
+  return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    const StagedClusterConfig c = staged_cluster_config(a.x.type, a.dim, residual);
+    auto go = [&](auto kernel) {
+      // A refusal here makes the launch fail, and launch_status() report it.
+      (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(c.smem));
+      ClusterLaunch l(c, clusters, st);
+      (void)cudaLaunchKernelEx(&l.cfg, kernel, p, c.stages, static_cast<int>(c.slice));
+    };
+    if (residual) {
+      go(staged_cluster_kernel<T, G, true>());
+    } else {
+      go(staged_cluster_kernel<T, G, false>());
+    }
   });
 }
 

@@ -22,6 +22,7 @@
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -188,7 +189,6 @@ __host__ __device__ __forceinline__ bool ptr_aligned(const void* p, std::size_t 
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
-// Host: every row start of a [*, D] view with this element stride is `bytes`-aligned.
 // How a row is split over a thread-block cluster (fwd.cluster_row, bwd.cluster_rows; each family
 // names its shapes by row type): each CTA owns a column slice of every row.
 struct ClusterShape {
@@ -208,6 +208,7 @@ inline int sm_count() {
   return sms;
 }
 
+// Host: every row start of a [*, D] view with this element stride is `bytes`-aligned.
 inline bool view_aligned(const void* base, std::int64_t stride, std::size_t elem, std::size_t bytes) {
   return ptr_aligned(base, bytes) && (static_cast<std::uint64_t>(stride) * elem) % bytes == 0;
 }
@@ -442,6 +443,23 @@ __host__ __device__ constexpr int ceil_log2(std::int64_t n) {
   int k = 0;
   while ((std::int64_t{1} << k) < n) ++k;
   return k;
+}
+
+// The declared accumulation shape of a row over a cluster of shape cs at `threads` threads a CTA
+// (fwd.cluster_row, bwd.cluster_rows, bwd.staged_cluster): a thread chains at most slots x 8
+// elements (at most D), then the block's butterfly and the fixed tree across the CTAs.
+inline AccumShape cluster_row_accum(ClusterShape cs, int threads, std::int64_t dim) {
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim);
+  s.tree_depth = 5 + ceil_log2(threads / kWarp) + ceil_log2(cs.ctas);
+  return s;
+}
+// The wider of two declared shapes (a variant whose launches may take either).
+inline AccumShape widest(AccumShape a, AccumShape b) {
+  AccumShape s;
+  s.per_thread = std::max(a.per_thread, b.per_thread);
+  s.tree_depth = std::max(a.tree_depth, b.tree_depth);
+  return s;
 }
 
 // The second level of a block or group all-reduce: every warp butterflies the nwarps partials.

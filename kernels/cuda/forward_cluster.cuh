@@ -26,6 +26,7 @@
 
 #include <cooperative_groups.h>
 
+#include "cluster_reduce.cuh"
 #include "forward_kernels.cuh"
 
 namespace rmsnorm::cuda::fwd {
@@ -61,10 +62,7 @@ inline int fwd_cluster_threads(std::int64_t dim, ClusterShape cs) {
 }
 inline AccumShape fwd_cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) {
-    s.per_thread = std::max<std::int64_t>(s.per_thread, std::min<std::int64_t>(std::int64_t{cs.slots} * kChunk, dim));
-    s.tree_depth = std::max(s.tree_depth, 5 + ceil_log2(fwd_cluster_threads(dim, cs) / kWarp) + ceil_log2(cs.ctas));
-  }
+  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) s = widest(s, cluster_row_accum(cs, fwd_cluster_threads(dim, cs), dim));
   return s;
 }
 
@@ -85,11 +83,6 @@ inline Status cluster_launch_status() {
   }
   if (c == 2) return Status::fail(Status::Code::unsupported, "no thread-block cluster launch on this device (sm_90+)");
   return Status::success();
-}
-
-// The fixed tree over the 8 partials every CTA of a cluster adds in the same order.
-__device__ __forceinline__ float cluster_tree_sum(const float* v) {
-  return ((v[0] + v[1]) + (v[2] + v[3])) + ((v[4] + v[5]) + (v[6] + v[7]));
 }
 
 template <typename T, typename G, bool kQuant, bool kAdd>
@@ -197,10 +190,7 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
     for (int k = 0; k < S; ++k)
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) ss.add(chunk_get(h[k], j));
-    const float block_total = block_sum(ss.acc, sum_partials);
-    if (t < kFwdClusterCtas) *cluster.map_shared_rank(&sum_slots[parity][rank], t) = block_total;  // into CTA t
-    cluster.sync();  // release our slot writes, acquire everyone's
-    const float total = cluster_tree_sum(&sum_slots[parity][0]);
+    const float total = cluster_sum<kFwdClusterCtas>(cluster, sum_slots[parity], rank, t, block_sum(ss.acc, sum_partials));
     const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
     if (rank == 0 && t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 

@@ -3,8 +3,10 @@
 // arguments only, and nothing launches; the arguments point at distinct aligned addresses that
 // no one dereferences. (The backward's checks ask for a device: its choices are tested in
 // test_gpu_backward.)
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "harness/catch.h"
 #include "harness/probe_args.h"
@@ -93,4 +95,40 @@ TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 6144 < D <= 8192, R >= 
   CHECK(pick(DType::bf16, 32768, 6144, /*fp8=*/true) == "fwd.block_row");   // measured slower there
   CHECK(pick(DType::f32, 32768, 8192, /*fp8=*/true, /*add=*/true) == "fwd.block_row");  // fp32 rows
   CHECK(pick(DType::bf16, 32768, 8192) == "fwd.block_row");                  // not FP8
+}
+
+// The backward's dispatch hints themselves (Variant::preferred_backward: pure functions of the
+// arguments), checked without a device. The dispatcher's whole choice also asks each variant's
+// can_implement, some of which query the device (cluster occupancy): test_gpu_backward checks it.
+TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows one block would hold, and for 16-bit rows past 49152", "[host]") {
+  const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster.vec8");
+  REQUIRE(cluster != nullptr);
+  REQUIRE(cluster->preferred_backward != nullptr);
+  auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool add = false) {
+    return cluster->preferred_backward(harness::probe_backward(x, rows, dim, add));
+  };
+  // Rows one block holds (16-bit to 16384, fp32 to 8192), from D = 4096, up to R = 512.
+  CHECK(prefers(DType::bf16, 1, 4096));
+  CHECK(prefers(DType::bf16, 512, 16384));
+  CHECK(prefers(DType::f16, 64, 12288, /*add=*/true));
+  CHECK(prefers(DType::f32, 512, 8192));
+  CHECK_FALSE(prefers(DType::bf16, 513, 8192));   // more rows: bwd.staged_rows / bwd.staged_streams
+  CHECK_FALSE(prefers(DType::bf16, 64, 4095));    // below 4096: not measured
+  CHECK_FALSE(prefers(DType::f32, 64, 8200));     // fp32 past 8192: bwd.cluster_rows
+  CHECK_FALSE(prefers(DType::bf16, 64, 16392));   // 16-bit between 16384 and 49152: bwd.cluster_rows
+  CHECK_FALSE(prefers(DType::bf16, 8192, 49152));
+  // 16-bit rows past 49152: from R = 64, or under the fused add.
+  CHECK(prefers(DType::bf16, 64, 49153));
+  CHECK(prefers(DType::bf16, 32768, 65536));
+  CHECK(prefers(DType::f16, 1, 65536, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 63, 65536));
+  CHECK_FALSE(prefers(DType::f32, 4096, 65536));
+  // Dispatch order: bwd.staged_streams (16-bit rows of D <= 8192 from R = 512) before it, then
+  // bwd.staged_rows and bwd.cluster_rows.
+  std::vector<std::string> order;
+  for (const rmsnorm::Variant* v : rmsnorm::match_variants("bwd.*")) order.push_back(v->name);
+  const auto at = [&](const std::string& n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
+  CHECK(at("bwd.staged_streams.vec8") < at("bwd.staged_cluster.vec8"));
+  CHECK(at("bwd.staged_cluster.vec8") < at("bwd.staged_rows.vec8"));
+  CHECK(at("bwd.staged_rows.vec8") < at("bwd.cluster_rows.vec8"));
 }

@@ -373,7 +373,7 @@ TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
 TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu]") {
   const RowTypes types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
                             {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
-  for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8"}) {
+  for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8", "bwd.staged_cluster.vec8"}) {
     const rmsnorm::Variant* v = rmsnorm::find_variant(name);
     REQUIRE(v != nullptr);
     if (!selected(name)) continue;
@@ -445,6 +445,54 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
   CHECK(ran == 66);  // 72 cases less fp32 rows over 4096 (6: declined)
 }
 
+// bwd.staged_cluster splits each row over an 8-CTA cluster and stages every CTA's slice of the
+// next rows in its shared memory (3-8 stages; 2 under the 16-bit fused add at D = 65536). On an
+// H200 about 33 clusters of 16-bit rows run at once (16 of fp32 rows), so these row counts give
+// each cluster 6-60 rows: the stage ring wraps many times, and the cluster slots' parity with
+// it. Widths: full slices (65536), a partial last slice and a partial last chunk (40000 = 5000
+// chunks over 8 CTAs of 625; 16392; 20004: the row's last chunk half full), and rows one block
+// would hold (4096, 1032). Each case: the oracle (guard bands, poisoned gaps: the rows are
+// padded), a bitwise repeat, and the first rows bitwise those of a batch of those rows alone.
+TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repeats bitwise, batch invariant", "[gpu]") {
+  const char* name = "bwd.staged_cluster.vec8";
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  REQUIRE(v != nullptr);
+  if (!selected(name)) return;
+  struct Shape {
+    std::int64_t dim, rows;
+    RowTypes types;
+  };
+  const Shape shapes[] = {
+      {65536, 300, {DType::bf16, DType::bf16, DType::f32, false}}, {65536, 200, {DType::bf16, DType::f32, DType::f32, true}},
+      {40000, 300, {DType::f16, DType::f16, DType::f16, true}},    {20004, 400, {DType::bf16, DType::bf16, DType::bf16, false}},
+      {16392, 500, {DType::f32, DType::f32, DType::f32, true}},    {40000, 200, {DType::f32, DType::f32, DType::f32, false}},
+      {4096, 2000, {DType::bf16, DType::bf16, DType::f32, false}},  {1032, 4000, {DType::f16, DType::f32, DType::f32, true}},
+  };
+  int ran = 0;
+  for (std::size_t i = 0; i < std::size(shapes); ++i) {
+    const Shape& sh = shapes[i];
+    // 16-byte rows with gaps between them (poisoned by the harness): a stride of D rounded up to
+    // 8 elements, plus 8.
+    harness::Layout padded;
+    padded.x_pad = padded.dy_pad = padded.dx_pad = padded.dres_pad = 8 + (8 - sh.dim % 8) % 8;
+    const Spec s = many_rows_spec(sh.rows, sh.dim, sh.types, 53, seed_of(static_cast<std::uint64_t>(sh.dim), i, 401));
+    if (!require_pass(*v, s, padded)) continue;
+    ++ran;
+    const oracle::BackwardCase c = make_case(s);
+    const harness::RawBackward a = harness::execute_backward(*v, c, padded);
+    const harness::RawBackward b = harness::execute_backward(*v, c, padded);
+    const harness::RawBackward h = harness::execute_backward(*v, harness::first_rows(c, harness::kHeadRows), padded);
+    INFO("variant=" << name << " " << s.describe() << " layout=" << padded.to_string());
+    REQUIRE(a.status.ok());
+    REQUIRE(h.status.ok());
+    CHECK(a.result.dx == b.result.dx);
+    CHECK(a.result.dg == b.result.dg);
+    CHECK(harness::head_matches(h.result.dx, a.result.dx, static_cast<std::size_t>(harness::kHeadRows * sh.dim)));
+  }
+  INFO("variant=" << name);
+  CHECK(ran == static_cast<int>(std::size(shapes)));
+}
+
 // The dispatch hint of bwd.staged_streams (kernels/cuda/backward_staged.cuh, streams_preferred):
 // the dispatcher takes it for 16-bit rows from R = 512 and passes on to bwd.staged_rows below
 // that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
@@ -457,7 +505,20 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 512, 2048) == "bwd.staged_streams.vec8");
   CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams.vec8");
   CHECK(pick(DType::bf16, 511, 2048) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows.vec8");
+  // bwd.staged_cluster (backward_cluster.cuh, staged_cluster_preferred): few rows that one block
+  // would hold, from D = 4096, where bwd.staged_streams does not take them.
+  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::f16, 512, 12288) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 511, 8192) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_streams.vec8");     // the streams from R = 512
+  CHECK(pick(DType::bf16, 513, 16384) == "bwd.staged_rows.vec8");       // more rows
+  CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows.vec8");        // no block holds the row
+  CHECK(pick(DType::bf16, 16, 16392) == "bwd.cluster_rows.vec8");
+  CHECK(pick(DType::bf16, 4096, 65536) == "bwd.staged_cluster.vec8");   // 16-bit past 49152 from R = 64
+  CHECK(pick(DType::bf16, 1, 65536) == "bwd.cluster_rows.vec8");
   CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D

@@ -100,6 +100,30 @@ int main() {
         fail(at + ": declared tree too shallow");
       ++checked;
     }
+    // bwd.staged_cluster: bwd.cluster_rows' slices with stages. The instance's launch bounds
+    // hold the block, the slices cover the row, two stages or more fit the shared memory a CTA
+    // has at its occupancy (two CTAs per SM for 16-bit rows), and the declared shape covers the
+    // chain and the trees.
+    for (std::int64_t d = kStagedClusterMinDim; d <= kClusterMaxDim; ++d)
+      for (const bool residual : {false, true}) {
+        const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
+        const StagedClusterConfig c = staged_cluster_config(row_type, d, residual);
+        const std::string at = "staged cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (residual ? " add" : "");
+        const int limit = c.shape.max_threads, per_sm = c.shape.min_blocks;  // the kernel's launch bounds
+        if (c.threads % 32 != 0 || c.threads > limit || std::int64_t{c.threads} * c.shape.slots < c.slice)
+          fail(at + ": threads " + std::to_string(c.threads));
+        if (c.slice * c.shape.ctas * kChunk < d || c.slice > (std::int64_t{1} << 13)) fail(at + ": the row is not covered");
+        if (c.stages < 2 || c.stages > kStagedMaxStages ||
+            c.smem < static_cast<std::size_t>(c.stages) * staged_stage_bytes({c.threads, c.shape.slots}, elem, residual))
+          fail(at + ": stages " + std::to_string(c.stages));
+        if (c.smem + kStaticSmem > kOptinPerBlock || per_sm * (c.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+          fail(at + ": " + std::to_string(c.smem) + " bytes of shared memory at " + std::to_string(per_sm) + " CTAs per SM");
+        const rmsnorm::AccumShape s = cluster_row_shape(d);
+        if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.shape.slots} * kChunk, d)) fail(at + ": declared chain too short");
+        if (s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32) + rmsnorm::cuda::ceil_log2(c.shape.ctas))
+          fail(at + ": declared tree too shallow");
+        ++checked;
+      }
     // bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is GR
     // groups within the instance's launch bounds; GR and RG are what the declared dg chain
     // counts; every width it declares fits 3 stages or more (only fp32 rows with the fused add
