@@ -126,19 +126,9 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
   const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
 
   // The weights of chunk k, loaded where used (L1 / L2 hits after the first row).
-  auto weights = [&](int k, float (&w)[kChunk]) {
-    if (mine[k]) {
-      chunk_weights<T, G, true, M>(p, 0, cs[k], w);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j) w[j] = 0.0f;
-    }
-  };
+  auto weights = [&](int k, float (&w)[kChunk]) { owned_chunk_weights<T, G, M>(p, mine[k], cs[k], w); };
   float acc[kClusterSlots][kChunk];
-#pragma unroll
-  for (int k = 0; k < kClusterSlots; ++k)
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+  start_dg_sums(acc);
 
   // The next row of this cluster into L2 (x, dy; dres of this row), one prefetch per 128-byte
   // line by the thread whose chunk starts it: its loads at the top of the next step then wait
@@ -195,13 +185,7 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
       float w[kChunk];
       weights(k, w);
       float out[kChunk];
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j) {
-        const float dyv = chunk_get(dyc[k], j);
-        const float xh = chunk_get(xc[k], j) * r;
-        out[j] = fmaf(-xh, cmean, dyv * w[j]) * r;
-        acc[k][j] = fmaf(dyv, xh, acc[k][j]);
-      }
+      chunk_dx(xc[k], dyc[k], w, r, cmean, acc[k], out);
       if (dresrow) {
         const Chunk<T> rc = load_row_chunk<T, true>(dresrow, cs[k], dim);
 #pragma unroll
@@ -439,19 +423,9 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
   // The weights of this thread's columns, once (they do not change from row to row).
   float w[K][kChunk];
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    if (valid[k] > 0) {
-      chunk_weights<T, G, true, M>(p, 0, slice0 + t + k * nthreads, w[k]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j) w[k][j] = 0.0f;
-    }
-  }
+  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, slice0 + t + k * nthreads, w[k]);
   float acc[K][kChunk];  // dg partial of this thread's columns
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+  start_dg_sums(acc);
 
   // Row i of this cluster: first + i·step (the same rows, hence the same barriers, in every CTA).
   const std::int64_t iterations = first < p.rows ? (p.rows - first + step - 1) / step : 0;
@@ -489,13 +463,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
       if (valid[k] > 0) {
         const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
         float out[kChunk];
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) {
-          const float dyv = chunk_get(dyc, j);
-          const float xh = chunk_get(xc, j) * r;
-          out[j] = fmaf(-xh, cmean, dyv * w[k][j]) * r;
-          acc[k][j] = fmaf(dyv, xh, acc[k][j]);
-        }
+        chunk_dx(xc, dyc, w[k], r, cmean, acc[k], out);
         if constexpr (kResidual) {
           const Chunk<T> rc = chunk_at(s, 2, k);
 #pragma unroll

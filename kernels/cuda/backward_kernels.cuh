@@ -116,6 +116,42 @@ __device__ __forceinline__ void chunk_weights(const Params<T, G>& p, std::int64_
   }
 }
 
+// A thread's dg sums of its K chunks, started at -0 (the exact identity of +).
+template <int K>
+__device__ __forceinline__ void start_dg_sums(float (&acc)[K][kChunk]) {
+#pragma unroll
+  for (int k = 0; k < K; ++k)
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;
+}
+
+// The weights of chunk c as fp32 where this thread owns the chunk, zeros elsewhere (a chunk it
+// does not own adds exact zeros to its chain).
+template <typename T, typename G, Mutant M>
+__device__ __forceinline__ void owned_chunk_weights(const Params<T, G>& p, bool owned, std::int64_t c, float (&w)[kChunk]) {
+  if (owned) {
+    chunk_weights<T, G, true, M>(p, 0, c, w);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) w[j] = 0.0f;
+  }
+}
+
+// dx of one chunk before the residual's gradient, dx_j = r·(ĝ_j − x̂_j·c) with ĝ = dy·w and
+// x̂ = x·r (one rounding order for every kernel that holds the chunk: fma(−x̂, c, ĝ)·r), and the
+// chunk's dg sums acc_j += dy_j·x̂_j.
+template <typename T>
+__device__ __forceinline__ void chunk_dx(const Chunk<T>& xc, const Chunk<T>& dyc, const float (&w)[kChunk], float r,
+                                         float cmean, float (&acc)[kChunk], float (&out)[kChunk]) {
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j) {
+    const float dyv = chunk_get(dyc, j);
+    const float xh = chunk_get(xc, j) * r;
+    out[j] = fmaf(-xh, cmean, dyv * w[j]) * r;
+    acc[j] = fmaf(dyv, xh, acc[j]);
+  }
+}
+
 // Sum over a row stream's threads: a warp butterfly (kRows > 1: one warp per row) or the block
 // all-reduce over two alternating shared buffers (one barrier per row; a buffer is rewritten
 // only after every warp has passed the next row's barrier, i.e. finished reading it).
@@ -183,10 +219,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
   const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
 
   float acc[kChunks][kChunk];  // this thread's dg partial (columns fixed across rows)
-#pragma unroll
-  for (int k = 0; k < kChunks; ++k)
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+  start_dg_sums(acc);
 
   // The weights of this thread's columns, loaded once per program and held (they are the same
   // for every row; M20, the weight picked by the row, loads them per row): the per-row form

@@ -134,18 +134,10 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
-    if (c < nchunks) {
-      chunk_weights<T, G, true, M>(p, 0, c, w[k]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j) w[k][j] = 0.0f;
-    }
+    owned_chunk_weights<T, G, M>(p, c < nchunks, c, w[k]);
   }
   float acc[K][kChunk];  // dg partial of this thread's columns
-#pragma unroll
-  for (int k = 0; k < K; ++k)
-#pragma unroll
-    for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;  // -0 is the exact identity of +
+  start_dg_sums(acc);
 
   const std::int64_t my_rows = stream_first < p.rows ? (p.rows - stream_first + stream_step - 1) / stream_step : 0;
   // Iterations: stream 0's rows (the most of any stream); ROWS == 1: the thread's own.
@@ -183,13 +175,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
       if (c < nchunks) {
         const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
         float out[kChunk];
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) {
-          const float dyv = chunk_get(dyc, j);
-          const float xh = chunk_get(xc, j) * r;
-          out[j] = fmaf(-xh, cmean, dyv * w[k][j]) * r;
-          acc[k][j] = fmaf(dyv, xh, acc[k][j]);
-        }
+        chunk_dx(xc, dyc, w[k], r, cmean, acc[k], out);
         if constexpr (kResidual) {
           const Chunk<T> rc = *chunk_slot(s, 2, k);
 #pragma unroll
