@@ -4,7 +4,7 @@
 # a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, props, fuzz, bench_ab, peers, profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, props, fuzz, bench_ab, peers, profile
 B=build/gpu
 # The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
 # .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
@@ -22,6 +22,19 @@ if has build; then
   cmake --preset gpu > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build --preset gpu -j $(nproc) ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
   grep -E "error|warning" "$OUT/build.log" | head -30
+fi
+if has prebuilt; then
+  step prebuilt
+  # Instead of `build`: the binaries scripts/pack_prebuilt.sh built and packed on a workstation
+  # (PREBUILT, default .probe/prebuilt.tar.xz, carried), unpacked into build/gpu. Their commit
+  # must be the tree's (.source-commit), or the step fails.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+  xz -dc "${PREBUILT:-.probe/prebuilt.tar.xz}" | tar -xf - ; RESULT[prebuilt]=$?
+  built=$(head -c 40 $B/PREBUILT_COMMIT 2>/dev/null)
+  if [ -n "${RMSNORM_SOURCE_COMMIT:-}" ] && [ "$built" != "${RMSNORM_SOURCE_COMMIT:0:40}" ]; then
+    echo "prebuilt: built from ${built:-nothing}, the tree is $RMSNORM_SOURCE_COMMIT"; RESULT[prebuilt]=1
+  fi
+  echo "prebuilt: ${built:0:12}, $(ls $B/kernels/tests $B/cli $B/bench $B/properties 2>/dev/null | grep -cE '^(test_gpu|rmsnorm-|properties_)') binaries"
 fi
 if has tests; then
   step tests
