@@ -535,6 +535,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
 inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
 inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
 inline constexpr std::size_t kStagedClusterSmem32 = 204 * 1024;          // one CTA per SM
+inline constexpr std::size_t kStagedClusterBytes = 36 * 1024;            // candidate: see staged_cluster_config
 static_assert(kCluster16.max_threads == 512 && kCluster16.min_blocks == 2 && kCluster16.slots == 2 &&
                   kCluster32.max_threads == 1024 && kCluster32.min_blocks == 1 && kCluster32.slots == 1,
               "bwd.staged_cluster runs bwd.cluster_rows' shapes (its launch bounds state them)");
@@ -554,7 +555,16 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
   const StagedConfig block{c.threads, c.shape.slots};
   const std::size_t stage = staged_stage_bytes(block, size_of(t), residual);
   const std::size_t budget = size_of(t) == 2 ? kStagedClusterSmem16 : kStagedClusterSmem32;
-  c.stages = static_cast<int>(std::clamp<std::size_t>(budget / stage, 2, kStagedMaxStages));
+  // Candidate (wip/staged-cluster-occupancy, not run): small slices (D <= 32768: CTAs of 160-256
+  // threads) filled their budget with 8 stages, so two CTAs held an SM where the registers allow
+  // up to six (64 x 160), and bwd.cluster_rows, with no stages, fit more clusters and ran
+  // 1.3-1.4x faster at 16392 from R = 512 (session 12, call 3). Here a CTA stages at most
+  // kStagedClusterBytes, at least 3 stages (rows i and i + 1 and one in flight: the skewed
+  // loop's least; 2 where 3 exceed the budget, as before): at 16392 three stages of 160 threads
+  // (32 KB: six CTAs an SM, as their registers allow), at 32768 four CTAs an SM, at 65536 and
+  // up to 8192 what they had.
+  const std::size_t cap = std::max<std::size_t>(3 * stage, kStagedClusterBytes);
+  c.stages = static_cast<int>(std::clamp<std::size_t>(std::min(budget, cap) / stage, 2, kStagedMaxStages));
   c.smem = static_cast<std::size_t>(c.stages) * stage;
   return c;
 }
