@@ -9,7 +9,7 @@
 //                             CTA's next rows staged in its shared memory by cp.async
 //                             (backward_staged_cluster_kernel, backward_cluster.cuh); the
 //                             dispatcher takes it for few rows that one block would hold
-//                             (R ≤ 512, 4096 ≤ D) and for 16-bit rows past 49152
+//                             (R ≤ 512, 4096 ≤ D) and for 16-bit rows past 16384
 //                             (staged_cluster_preferred).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
@@ -99,7 +99,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_cluster.vec8",
-      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 512 at 4096 <= D <= 16384 (fp32: 8192) where bwd.staged_streams does not take the rows, and for 16-bit rows past 49152 (R >= 64, or the fused add)",
+      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 512 at 4096 <= D <= 16384 (fp32: 8192) where bwd.staged_streams does not take the rows, and for 16-bit rows past 16384 (R >= 64, or the fused add)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   out.back().preferred_backward = staged_cluster_preferred;

@@ -535,7 +535,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
 inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below
 inline constexpr std::size_t kStagedClusterSmem16 = kStagedSmemPerBlock;  // two CTAs per SM
 inline constexpr std::size_t kStagedClusterSmem32 = 204 * 1024;          // one CTA per SM
-inline constexpr std::size_t kStagedClusterBytes = 36 * 1024;            // candidate: see staged_cluster_config
+inline constexpr std::size_t kStagedClusterBytes = 36 * 1024;            // past the block rows: staged_cluster_config
 static_assert(kCluster16.max_threads == 512 && kCluster16.min_blocks == 2 && kCluster16.slots == 2 &&
                   kCluster32.max_threads == 1024 && kCluster32.min_blocks == 1 && kCluster32.slots == 1,
               "bwd.staged_cluster runs bwd.cluster_rows' shapes (its launch bounds state them)");
@@ -555,15 +555,18 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
   const StagedConfig block{c.threads, c.shape.slots};
   const std::size_t stage = staged_stage_bytes(block, size_of(t), residual);
   const std::size_t budget = size_of(t) == 2 ? kStagedClusterSmem16 : kStagedClusterSmem32;
-  // Candidate (wip/staged-cluster-occupancy, not run): small slices (D <= 32768: CTAs of 160-256
-  // threads) filled their budget with 8 stages, so two CTAs held an SM where the registers allow
-  // up to six (64 x 160), and bwd.cluster_rows, with no stages, fit more clusters and ran
-  // 1.3-1.4x faster at 16392 from R = 512 (session 12, call 3). Here a CTA stages at most
-  // kStagedClusterBytes, at least 3 stages (rows i and i + 1 and one in flight: the skewed
-  // loop's least; 2 where 3 exceed the budget, as before): at 16392 three stages of 160 threads
-  // (32 KB: six CTAs an SM, as their registers allow), at 32768 four CTAs an SM, at 65536 and
-  // up to 8192 what they had.
-  const std::size_t cap = std::max<std::size_t>(3 * stage, kStagedClusterBytes);
+  // Past the rows one block holds (16-bit D > 16384, fp32 > 8192) a CTA stages at most
+  // kStagedClusterBytes, and at least 3 stages (rows i and i + 1 and one in flight: the skewed
+  // loop's least; 2 where 3 exceed the budget). Filling the budget instead gave small slices 8
+  // stages, so two CTAs held an SM where their registers allow up to six (64 x 160 threads at
+  // 16392), and bwd.cluster_rows, with no stages, fit more clusters: 1.3-1.4x faster at 16392
+  // from R = 512 (session 12). Capped (session 13, call 1, by name, bf16 backward at R = 512 -
+  // 32768, ratio to the copy): 16392 0.44-0.58 -> 0.61-0.75, 24576 0.57-0.62 -> 0.57-0.83, 32768
+  // 0.61-0.73 -> 0.57-0.86 (0.61 -> 0.57 at 512 rows, still bwd.cluster_rows' 0.57); the fused
+  // add likewise; 65536 keeps its 3 stages. Rows one block holds keep
+  // their budget's stages: the few-row hint below was measured with them.
+  const std::int64_t block_max = size_of(t) == 2 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
+  const std::size_t cap = dim > block_max ? std::max<std::size_t>(3 * stage, kStagedClusterBytes) : budget;
   c.stages = static_cast<int>(std::clamp<std::size_t>(std::min(budget, cap) / stage, 2, kStagedMaxStages));
   c.smem = static_cast<std::size_t>(c.stages) * stage;
   return c;
@@ -660,22 +663,22 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   R >= 4096 0.57-0.74x (a cluster barrier per row). Not measured below D = 4096.
 //   bwd.staged_streams, registered before it, keeps the 16-bit rows of D <= 8192 from R = 512
 //   (0.56 of the copy at 512 x 4096 against 0.45).
-// - 16-bit rows past 49152, the skewed form (call 3, D = 65536): 1.15-1.16x bwd.cluster_rows
-//   at 4096-8192 rows (backward 0.82-0.83 of the copy against 0.71), 1.06-1.07x at 512 and
-//   for the fused add at 4096-8192 (0.87 against 0.81-0.83), 1.02-1.12x at R = 64, the fused add
-//   at R = 1 1.37x; the plain backward at R = 1 0.96x, so from R = 64 there. Between 16384 and
-//   49152 the two are within 0.9-1.1x (slower at 16392 from R = 512: small slices, two CTAs per
-//   SM for their stages), and fp32 rows past 8192 run faster on bwd.cluster_rows (1.02-1.54x):
-//   bwd.cluster_rows stays the default there.
+// - 16-bit rows past 16384 (past what one block holds), the skewed form with its stages capped
+//   (staged_cluster_config; session 13, call 1, `notes/gpu-2026-11-30-s13/call1_named_bwd.txt`):
+//   against bwd.cluster_rows at D = 16392, 24576, 32768, 65536, 1.15-1.22x from 4096 rows
+//   (backward 0.71-0.86 of the copy against 0.61-0.70), 1.00-1.06x at 512, 1.01-1.06x at R = 64;
+//   the fused add 1.02-1.11x from R = 64. Session 12 (D = 65536, uncapped, the same stages
+//   there): the fused add at R = 1 1.37x, the plain backward at R = 1 0.96x, so the plain
+//   backward from R = 64. fp32 rows past 8192 run faster on bwd.cluster_rows (1.01-1.20x with
+//   the cap, 1.02-1.54x without): bwd.cluster_rows stays the default there.
 inline constexpr std::int64_t kStagedClusterHintMinDim = 4096;
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 512;
-inline constexpr std::int64_t kStagedClusterWideMinDim = 49153;
 inline constexpr std::int64_t kStagedClusterWideMinRows = 64;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {
   const bool b16 = size_of(a.x.type) == 2;
   const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
   if (a.dim >= kStagedClusterHintMinDim && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
-  return b16 && a.dim >= kStagedClusterWideMinDim && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
+  return b16 && a.dim > block_max && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
 }
 
 inline Status staged_cluster_launch(const BackwardArgs& a) {
