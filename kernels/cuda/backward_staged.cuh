@@ -195,6 +195,159 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
                             reinterpret_cast<float*>(stage_mem), t, nthreads);
 }
 
+// The same streams with lean addressing (bwd.staged_streams' 16-bit rows except the plain
+// backward of many wide rows: streams_lean_preferred). backward_staged_kernel's loop is mostly
+// address arithmetic (session 12, ncu at 8192 x 4096 bf16: 1.11 warp instructions per element,
+// 2.71 issued per cycle and SM): here what depends only on a thread's columns is computed once
+// (each chunk's byte offset in a row, its slot in a stage, how many of its bytes lie in the
+// row), a row's base addresses once per row, the stage and the row advance by additions, and a
+// full chunk's copies go through integer addresses. The arithmetic and its order are
+// backward_staged_kernel's (the same chains, groups_sum, chunk_dx), so the two agree bitwise.
+// dx goes through a pointer derived from the parameter: from an integer nvcc made the stores
+// generic (ST, not STG), 5-9 % slower (session 12).
+template <typename T, typename G, int K, bool kResidual, int ROWS>
+__global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThreads, 1)
+    backward_streams_lean_kernel(Params<T, G> p, int stages) {
+  static_assert(ROWS > 1 && ROWS <= kStagedMaxStreams, "row streams per block");
+  constexpr Mutant M = Mutant::none;
+  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  constexpr int kTensors = kResidual ? 3 : 2;
+  constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
+  constexpr int kWords = Chunk<T>::kWords;
+  extern __shared__ __align__(16) unsigned char stage_mem[];
+  __shared__ float reduce_buf[2][ROWS][kWarp];
+
+  const int nthreads = static_cast<int>(blockDim.x);
+  const int t = static_cast<int>(threadIdx.x);
+  const int group_threads = nthreads / ROWS;  // threads of one row stream
+  const int g = t / group_threads;
+  const int gt = t % group_threads;
+  const std::int64_t dim = p.dim;
+  const int nchunks = static_cast<int>((dim + kChunk - 1) / kChunk);  // ≤ 1024 (D ≤ 8192)
+  const bool want_dg = p.partials != nullptr;
+  const float dim_f = static_cast<float>(dim);
+  const std::int64_t first = blockIdx.x, step = gridDim.x;
+
+  // Stage s: [kTensors][K][threads] chunks, then [threads] rstd values (as the staged kernel).
+  const int chunk_bytes = kTensors * K * nthreads * kChunkBytes;
+  const int stage_bytes = chunk_bytes + nthreads * static_cast<int>(sizeof(float));
+  const int tensor_bytes = K * nthreads * kChunkBytes;  // one tensor's slots in a stage
+  const std::uint32_t stage0 = shared_address(stage_mem);
+  // Per chunk k: its byte offset in a row and its valid bytes there (0: not this thread's; the
+  // row's last chunk may be partial).
+  std::uint32_t row_off[K];
+  int valid[K];
+#pragma unroll
+  for (int k = 0; k < K; ++k) {
+    const int c = gt + k * group_threads;
+    const std::int64_t left = c < nchunks ? dim - std::int64_t{c} * kChunk : 0;
+    valid[k] = static_cast<int>(left >= kChunk ? kChunk : left) * static_cast<int>(sizeof(T));
+    row_off[k] = static_cast<std::uint32_t>(c) * kChunkBytes;
+  }
+  auto slot_off = [&](int q, int k) { return q * tensor_bytes + (k * nthreads + t) * kChunkBytes; };
+  auto chunk_at = [&](int s, int q, int k) {
+    return *reinterpret_cast<const Chunk<T>*>(stage_mem + s * stage_bytes + slot_off(q, k));
+  };
+  auto rstd_at = [&](int s) {
+    return *reinterpret_cast<const float*>(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)));
+  };
+  auto copy_chunk = [&](std::uint32_t dst, const T* row, int k) {
+    const std::uint64_t src = global_address(row) + row_off[k];
+    if (valid[k] == kChunkBytes) {
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) copy16_async_at(dst + 16 * w, src + 16 * w);
+    } else if (valid[k] > 0) {  // the row's last chunk: the copy zero-fills past D
+#pragma unroll
+      for (int w = 0; w < kWords; ++w) {
+        const int part = max(0, min(16, valid[k] - 16 * w));
+        copy16_async(stage_mem + (dst - stage0) + 16 * w, reinterpret_cast<const void*>(src + (part > 0 ? 16 * w : 0)), part);
+      }
+    }
+  };
+  // One commit group per row of this stream (empty past its last row, so the count stays uniform).
+  auto issue = [&](std::int64_t row, int s) {
+    if (row < p.rows) {
+      const T* xr = row_start<M>(p.x, row, p.sx, dim);
+      const T* dyr = row_start<M>(p.dy, row, p.sdy, dim);
+      const T* dresr = kResidual ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
+      const std::uint32_t base = stage0 + static_cast<std::uint32_t>(s * stage_bytes);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        copy_chunk(base + slot_off(0, k), xr, k);
+        copy_chunk(base + slot_off(1, k), dyr, k);
+        if constexpr (kResidual) copy_chunk(base + slot_off(2, k), dresr, k);
+      }
+      copy4_async(stage_mem + s * stage_bytes + chunk_bytes + t * static_cast<int>(sizeof(float)), p.rstd + row);
+    }
+    commit_copies();
+  };
+
+  float w[K][kChunk];  // the weights of this thread's columns, once
+#pragma unroll
+  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, gt + k * group_threads, w[k]);
+  float acc[K][kChunk];  // dg partial of this thread's columns
+  start_dg_sums(acc);
+
+  // Row i of this thread's stream: stream_first + i·stream_step; every thread runs stream 0's
+  // iterations (the most), past its own rows only for the barrier.
+  const std::int64_t stream_first = first + g * step, stream_step = ROWS * step;
+  const std::int64_t my_rows = stream_first < p.rows ? (p.rows - stream_first + stream_step - 1) / stream_step : 0;
+  const std::int64_t iterations = first < p.rows ? (p.rows - first + stream_step - 1) / stream_step : 0;
+  std::int64_t ahead_row = stream_first;  // the next row to issue, into stage ahead_s
+  int ahead_s = 0;
+  for (; ahead_s < stages - 1; ++ahead_s, ahead_row += stream_step) issue(ahead_row, ahead_s);
+
+  int parity = 0, s = 0;  // s: the stage of row i
+  std::int64_t row = stream_first;
+  for (std::int64_t i = 0; i < iterations; ++i, row += stream_step, s = s + 1 == stages ? 0 : s + 1) {
+    issue(ahead_row, ahead_s);
+    ahead_row += stream_step;
+    ahead_s = ahead_s + 1 == stages ? 0 : ahead_s + 1;
+    wait_copies(stages - 1);  // this thread's copies of row i have landed
+    const bool mine = i < my_rows;  // past its stream's rows: the barrier only
+    const float r = mine ? rstd_at(s) : 0.0f;
+    float sum = -0.0f;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (mine && valid[k] > 0) {
+        const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
+      }
+    }
+    const float cmean = __fdiv_rn(groups_sum(sum, reduce_buf[parity][g], gt, group_threads), dim_f);
+    parity ^= 1;
+    if (!mine) continue;
+    unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      if (valid[k] > 0) {
+        float out[kChunk];
+        chunk_dx(chunk_at(s, 0, k), chunk_at(s, 1, k), w[k], r, cmean, acc[k], out);
+        if constexpr (kResidual) {
+          const Chunk<T> rc = chunk_at(s, 2, k);
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) out[j] += chunk_get(rc, j);
+        }
+        T* dst = reinterpret_cast<T*>(dxrow + row_off[k]);
+        if (valid[k] == kChunkBytes) {
+          store_chunk(dst, pack<T>(out));
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (j * static_cast<int>(sizeof(T)) < valid[k]) dst[j] = from_float<T>(out[j]);
+        }
+      }
+    }
+  }
+  wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
+
+  if (!want_dg) return;
+  __syncthreads();  // the streams meet in the stages' memory (streams_smem() makes room)
+  write_dg_partial<K, ROWS>(p.partials + first * dim, acc, gt, group_threads, dim, g, reinterpret_cast<float*>(stage_mem),
+                            t, nthreads);
+}
+
 // bwd.staged_streams.vec8 (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
 // ROWS ∈ {2, 3, 6} row streams in one block per SM.
 //
@@ -282,26 +435,55 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   }
 }
 
+// Which kernel runs the streams: the lean one (backward_streams_lean_kernel) for 16-bit rows,
+// except the plain backward of more than 8192 rows wider than 1024. H200 (session 13, call 4,
+// bf16, R = 4096, 8192, 32768 x D = 1024-8192, two runs of each; `notes/gpu-2026-11-30-s13/`):
+// the lean kernel 1.02-1.10x at 4096-8192 rows (8192 x 5120 backward 0.81 -> 0.88 of the copy,
+// 4096 x 5120 0.73 -> 0.80; 8192 x 8192 0.83 either way), 1.16x at 32768 x 1024, the fused add
+// 1.00-1.05x everywhere up to 32768 rows (1.11x at 32768 x 1024); but the plain backward at
+// 32768 rows 0.91-0.96 -> 0.86-0.91 at D = 2048-8192 (under ncu alone at 32768 x 4096 the lean
+// kernel is the faster, 194 against 206 us: unexplained, see notes/PERF.md). fp32 rows were not
+// measured with it and keep the staged kernel.
+inline constexpr std::int64_t kStreamsLeanMaxRows = 8192;
+inline constexpr std::int64_t kStreamsLeanAnyRowsMaxDim = 1024;
+inline bool streams_lean_preferred(std::size_t elem_bytes, std::int64_t rows, std::int64_t dim, bool residual) {
+  return elem_bytes == 2 && (residual || rows <= kStreamsLeanMaxRows || dim <= kStreamsLeanAnyRowsMaxDim);
+}
+
 template <typename T, typename G>
 inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const StreamsConfig c = streams_config(p.dim);
   const bool residual = p.dres != nullptr;
   const int stages = streams_stages(c, sizeof(T), residual);
   const std::size_t smem = streams_smem(c, p.dim, sizeof(T), residual);
+  const bool lean = streams_lean_preferred(sizeof(T), p.rows, p.dim, residual);
   auto go = [&](auto kernel) {
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, stages);
   };
-  auto with_shape = [&](auto res) {
+  // The staged kernel or, for 16-bit rows where it measured faster, the lean one.
+  auto run = [&](auto res, auto k, auto rows) {
     constexpr bool kRes = decltype(res)::value;
+    constexpr int K = decltype(k)::value, ROWS = decltype(rows)::value;
+    if constexpr (sizeof(T) == 2) {
+      if (lean) return go(backward_streams_lean_kernel<T, G, K, kRes, ROWS>);
+    }
+    go(backward_staged_kernel<T, G, K, kRes, ROWS>);
+  };
+  auto with_shape = [&](auto res) {
+    using I1 = std::integral_constant<int, 1>;
+    using I2 = std::integral_constant<int, 2>;
+    using I3 = std::integral_constant<int, 3>;
+    using I4 = std::integral_constant<int, 4>;
+    using I6 = std::integral_constant<int, 6>;
     switch (c.chunks * 8 + c.rows) {
-      case 1 * 8 + 3: return go(backward_staged_kernel<T, G, 1, kRes, 3>);
-      case 1 * 8 + 6: return go(backward_staged_kernel<T, G, 1, kRes, 6>);
-      case 2 * 8 + 6: return go(backward_staged_kernel<T, G, 2, kRes, 6>);
+      case 1 * 8 + 3: return run(res, I1{}, I3{});
+      case 1 * 8 + 6: return run(res, I1{}, I6{});
+      case 2 * 8 + 6: return run(res, I2{}, I6{});
       case 4 * 8 + 2:
-        if constexpr (sizeof(T) == 2) return go(backward_staged_kernel<T, G, 4, kRes, 2>);
+        if constexpr (sizeof(T) == 2) return run(res, I4{}, I2{});
         return;  // unreachable: fp32 rows beyond D = 4096 are declined by streams_fits (test_launch_configs)
-      default: return go(backward_staged_kernel<T, G, 2, kRes, 3>);
+      default: return run(res, I2{}, I3{});
     }
   };
   if (residual) {

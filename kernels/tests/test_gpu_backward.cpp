@@ -396,6 +396,31 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
   }
 }
 
+// bwd.staged_streams runs one of two kernels with the same arithmetic in the same order
+// (backward_staged.cuh, streams_lean_preferred): for 16-bit rows the lean one up to 8192 rows,
+// the staged one for the plain backward of more rows wider than 1024. The first 8192 rows of an
+// 8193-row batch (the staged kernel, checked against the oracle) are bitwise those of the 8192
+// rows alone (the lean kernel): both kernel shapes of the streams, K = 2 with three streams
+// (2048) and K = 4 with two (5120). dg sums different rows in the two runs: not compared.
+TEST_CASE("bwd.staged_streams' two kernels agree bitwise across their switch at 8192 rows", "[gpu]") {
+  const char* name = "bwd.staged_streams.vec8";
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  REQUIRE(v != nullptr);
+  if (!selected(name)) return;
+  for (const std::int64_t d : {std::int64_t{2048}, std::int64_t{5120}}) {
+    const Spec s = many_rows_spec(8193, d, RowTypes{DType::bf16, DType::bf16, DType::f32, false}, 97,
+                                  seed_of(static_cast<std::uint64_t>(d), 5, 409));
+    INFO("variant=" << name << " " << s.describe());
+    REQUIRE(require_pass(*v, s, harness::Layout{}));
+    const oracle::BackwardCase c = make_case(s);
+    const harness::RawBackward a = harness::execute_backward(*v, c, harness::Layout{});
+    const harness::RawBackward h = harness::execute_backward(*v, harness::first_rows(c, 8192), harness::Layout{});
+    REQUIRE(a.status.ok());
+    REQUIRE(h.status.ok());
+    CHECK(harness::head_matches(h.result.dx, a.result.dx, static_cast<std::size_t>(8192 * d)));
+  }
+}
+
 // bwd.packed_rows moves tiles of consecutive packed rows as one span of 16-byte vectors: every
 // tile of an odd width starts at another alignment, a vector at a tile's edge holds the
 // neighbouring tile's elements (read, never used, never written), and the tensor's first and last
