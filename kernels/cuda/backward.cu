@@ -4,7 +4,10 @@
 //   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
 //                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit
 //                             rows from R = kStreamsMinRows (streams_preferred: fewer rows, and
-//                             fp32 rows, measured faster on bwd.staged_rows).
+//                             fp32 rows, measured faster on bwd.staged_rows). Two kernels
+//                             with the same arithmetic: backward_streams_lean_kernel for 16-bit
+//                             rows except the plain backward of > 8192 rows wider than 1024
+//                             (streams_lean_preferred), backward_staged_kernel otherwise.
 //   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
 //                             CTA's next rows staged in its shared memory by cp.async
 //                             (backward_staged_cluster_kernel, backward_cluster.cuh); the
@@ -94,7 +97,7 @@ void register_backward_variants(std::vector<Variant>& out) {
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
