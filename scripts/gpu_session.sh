@@ -5,6 +5,9 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, props, fuzz, bench_ab, peers, profile
+# Every Catch2 run given test names runs with -w NoTests: a filter that matches nothing fails
+# (exit 2) instead of passing with "No tests ran" (Catch2 v2 ANDs test specs given as separate
+# arguments; alternatives go comma-separated in one: session 13 lost a test to that).
 B=build/gpu
 # The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
 # .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
@@ -61,7 +64,7 @@ if has shards; then
   # SHARDS_FWD=<Catch2 test-name pattern>: only those forward tests (e.g. "forward: fwd.packed_rows*").
   if [ "${SHARDS_FWD:-1}" != 0 ]; then
     fwd_filter=(); [ "${SHARDS_FWD:-1}" = 1 ] || fwd_filter=("$SHARDS_FWD")
-    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward "${fwd_filter[@]}" > "$OUT/shard_test_gpu_forward.log" 2>&1 &
+    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward -w NoTests "${fwd_filter[@]}" > "$OUT/shard_test_gpu_forward.log" 2>&1 &
     SHARD_PID[test_gpu_forward]=$!
   fi
   (cd $B && timeout ${TEST_TIMEOUT:-400} ctest -R corpus.replay.gpu --output-on-failure) > "$OUT/shard_corpus.log" 2>&1 &
@@ -73,7 +76,7 @@ if has props && [ -x $B/properties/properties_suite ]; then
   step props
   # Chosen property-suite tests by Catch2 name pattern (PROPS; default: the declared-range check
   # of the CUDA variants, whose backward half needs a device).
-  timeout ${PROPS_TIMEOUT:-300} $B/properties/properties_suite "${PROPS:-every CUDA product variant declines widths outside its declared D range*}" \
+  timeout ${PROPS_TIMEOUT:-300} $B/properties/properties_suite -w NoTests "${PROPS:-every CUDA product variant declines widths outside its declared D range*}" \
     > "$OUT/props.log" 2>&1; RESULT[props]=$?
   tail -4 "$OUT/props.log"
 fi
@@ -114,17 +117,17 @@ if has sanitize; then
   step sanitize
   for tool in ${SAN_TOOLS:-memcheck racecheck}; do
     if [ "${SAN_FWD:-1}" = 1 ]; then
-      timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
+      timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_forward -w NoTests "forward: layouts*","forward: fused add","forward: FP8*" > "$OUT/san_fwd_$tool.log" 2>&1; RESULT[san_fwd_$tool]=$?
     fi
     if [ "${SAN_BWD:-1}" = 1 ]; then
-      timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
+      timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/kernels/tests/test_gpu_backward -w NoTests "odd row strides*","zero rows*","in place*" > "$OUT/san_bwd_$tool.log" 2>&1; RESULT[san_bwd_$tool]=$?
     fi
     # The property suite's CUDA tests narrowed to some variants (a new kernel under the tools
     # without the whole forward/backward test binaries): SAN_VARIANTS="<glob> <glob>...", one
     # run each (RMSNORM_VARIANTS=<glob>), few cases.
     for glob in ${SAN_VARIANTS:-}; do
       RMSNORM_VARIANTS="$glob" RMSNORM_PROP_CASES=${SAN_CASES:-8} timeout ${SAN_TIMEOUT:-240} \
-        compute-sanitizer --tool $tool --error-exitcode 9 $B/properties/properties_suite "*(CUDA variants)*" "~P18*" \
+        compute-sanitizer --tool $tool --error-exitcode 9 $B/properties/properties_suite -w NoTests "*(CUDA variants)*" "~P18*" \
         > "$OUT/san_props_${glob//\*/x}_$tool.log" 2>&1; RESULT[san_${glob//\*/x}_$tool]=$?
     done
     tail -n 3 "$OUT"/san_*_$tool.log
