@@ -12,7 +12,8 @@
 //                    R = 512 (large_d_pair_preferred)
 //   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
 //                    registers (forward_cluster.cuh); the plain forward and fused add of 16-bit
-//                    rows past 16384 at R ≤ 64 (cluster_row_preferred)
+//                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768
+//                    (cluster_row_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -137,7 +138,7 @@ void register_forward_variants(std::vector<Variant>& out) {
   // Before the large-D paths for the plain forward and fused add of 16-bit rows past 16384 at
   // R <= 64 (fwd::cluster_row_preferred).
   out.push_back(make<Mutant::none, Path::cluster_row>(
-      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64"));
+      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768)"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
   // R = 4096), and the 16-bit fused add of 16384 < D <= 32768 from R = 512 (fwd::large_d_pair_preferred).

@@ -781,10 +781,16 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
 // FP8 outputs; at R = 64, where each row's block is alone on its SM, 1.03-1.13x at
 // D = 20000-32768 and 1.00-1.02x at 65536 for the plain forward and the fused add (call 2); at
 // R = 1-16 1.27-2.41x (call 3: one row over 8 SMs instead of 1). So: those two ops of 16-bit rows
-// past fwd.block_row's 16384, R <= 64.
+// past fwd.block_row's 16384, R <= 64. Session 14 (call 1, the three side by side in one process,
+// two runs, graph replay, bf16, D = 16392-65536): the same at R = 1-16 (1.28-2.35x) and for the
+// plain forward at R = 64 (1.01-1.11x), but the fused add at R = 64 past D = 32768 ran faster on
+// fwd.large_d (D = 49152 1.16-1.17x, 65536 1.00x), which keeps those (R = 17-63 not measured).
 inline constexpr std::int64_t kClusterRowMaxRows = 64;
 inline constexpr std::int64_t kClusterRowMinDim = 16385;
+inline constexpr std::int64_t kClusterRowAddMaxDimAtMaxRows = 32768;
 inline bool cluster_row_preferred(const ForwardArgs& a) {
+  const bool add = a.o.data != nullptr;
+  if (add && a.rows >= kClusterRowMaxRows && a.dim > kClusterRowAddMaxDimAtMaxRows) return false;
   return a.quant == Quant::none && size_of(a.x.type) == 2 && a.dim >= kClusterRowMinDim && a.rows <= kClusterRowMaxRows;
 }
 

@@ -531,7 +531,8 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 }
 
 // The dispatch hint of fwd.cluster_row (forward_launch.cuh, cluster_row_preferred): the plain
-// forward and the fused add of 16-bit rows past 16384, R <= 64. Its capability check asks the
+// forward and the fused add of 16-bit rows past 16384, R <= 64 (the fused add at R = 64 only to
+// D = 32768). Its capability check asks the
 // device for cluster launch, so this choice is tested here rather than in test_dispatch.
 TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", "[gpu]") {
   auto pick = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
@@ -541,6 +542,10 @@ TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", 
   CHECK(pick(DType::bf16, 1, 65536) == "fwd.cluster_row");
   CHECK(pick(DType::f16, 64, 16392, false, /*add=*/true) == "fwd.cluster_row");
   CHECK(pick(DType::bf16, 16, 32768, false, /*add=*/true) == "fwd.cluster_row");
+  CHECK(pick(DType::bf16, 64, 32768, false, /*add=*/true) == "fwd.cluster_row");
+  CHECK(pick(DType::bf16, 64, 49152, false, /*add=*/true) == "fwd.large_d");   // the fused add at R = 64 past 32768
+  CHECK(pick(DType::bf16, 16, 49152, false, /*add=*/true) == "fwd.cluster_row");
+  CHECK(pick(DType::bf16, 64, 49152) == "fwd.cluster_row");                    // the plain forward keeps it
   CHECK(pick(DType::bf16, 65, 65536) == "fwd.large_d");                        // more rows
   CHECK(pick(DType::bf16, 64, 16384) == "fwd.block_row");                      // block_row's range
   CHECK(pick(DType::bf16, 64, 65536, /*fp8=*/true) == "fwd.large_d");          // FP8 outputs
