@@ -4,8 +4,8 @@
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers
 //   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
 //                    grid and the next rows of each block staged in shared memory (cp.async);
-//                    the same bits; dispatched before block_row for 16-bit rows of 6144 < D from
-//                    R = 512 (staged_rows_preferred)
+//                    the same bits; dispatched before block_row for 16-bit rows of 7168 < D at
+//                    512 <= R < 2048 (staged_rows_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
 //                    to 64 KB, R ≥ 256, and the 16-bit fused add of 16384 < D ≤ 32768 from
@@ -129,9 +129,9 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::warp_row>(
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
   // Before fwd.block_row (the same bits) where it was measured faster: FP8 outputs of 16-bit rows,
-  // 6144 < D <= 8192, R >= 512 (fwd::staged_rows_preferred).
+  // 7168 < D <= 8192, 512 <= R < 2048 (fwd::staged_rows_preferred).
   out.push_back(make<Mutant::none, Path::staged_rows>(
-      "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); dispatched for 16-bit rows of 6144 < D from R = 512"));
+      "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); dispatched for 16-bit rows of 7168 < D at 512 <= R < 2048"));
   out.back().preferred_forward = fwd::staged_rows_preferred;
   out.push_back(make<Mutant::none, Path::block_row>(
       "fwd.block_row", "D <= 16384: a block per row, row in registers, 16-byte loads"));

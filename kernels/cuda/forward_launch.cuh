@@ -563,11 +563,18 @@ Status run_large_d(const ForwardArgs& a) {
 // D = 6144 1.06-1.08x faster only at R = 512 and 1.09-1.19x slower from R = 4096; at D = 5120
 // slower everywhere (1.12-1.33x); fp32 rows slower with the fused add (1.0-1.5x) and mixed
 // without. R < 512 was not measured.
-inline constexpr std::int64_t kStagedPreferredMinDim = 6145;
+// Session 14: with block_row's 16-bit FP8 forms held to 80 registers (three 256-thread blocks per
+// SM instead of two), block_row leads (call 2, bf16, by name side by side, FP8 and add + FP8):
+// from R = 4096 at D = 6144 and 8192 by 1.11-1.37x (add + FP8 at 8192 x 8192: 0.925 against
+// 0.832 of the copy), at R = 512 and D = 6144 by 1.15-1.19x; staged_rows is ahead only at R = 512
+// and D = 8192 (1.02-1.03x). So staged_rows keeps rows past 7168 from R = 512 below 2048 rows
+// (R = 513-4095 and D = 6145-8191 other than those were not measured; fp16 is taken as bf16).
+inline constexpr std::int64_t kStagedPreferredMinDim = 7169;
 inline constexpr std::int64_t kStagedPreferredMinRows = 512;
+inline constexpr std::int64_t kStagedPreferredMaxRows = 2047;
 inline bool staged_rows_preferred(const ForwardArgs& a) {
   return a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim >= kStagedPreferredMinDim &&
-         a.rows >= kStagedPreferredMinRows;
+         a.rows >= kStagedPreferredMinRows && a.rows <= kStagedPreferredMaxRows;
 }
 
 // The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured

@@ -68,7 +68,7 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, and the
   CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
-  CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.staged_rows");  // FP8 at D = 8192: the staged register form
+  CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");    // FP8 at D = 8192: the register form
   CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward
@@ -85,16 +85,18 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, and the
   CHECK(pick(DType::bf16, 4096, 16384, false, /*add=*/true) == "fwd.block_row");        // block_row's range
 }
 
-TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 6144 < D <= 8192, R >= 512, go to fwd.staged_rows", "[host]") {
+TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <= R < 2048, go to fwd.staged_rows", "[host]") {
   const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
   REQUIRE(staged != nullptr);
   REQUIRE(staged->preferred_forward != nullptr);
-  CHECK(pick(DType::bf16, 512, 7168, /*fp8=*/true) == "fwd.staged_rows");
-  CHECK(pick(DType::f16, 32768, 8192, /*fp8=*/true, /*add=*/true) == "fwd.staged_rows");
+  CHECK(pick(DType::bf16, 512, 8192, /*fp8=*/true) == "fwd.staged_rows");
+  CHECK(pick(DType::f16, 2047, 7176, /*fp8=*/true, /*add=*/true) == "fwd.staged_rows");
   CHECK(pick(DType::bf16, 511, 8192, /*fp8=*/true) == "fwd.block_row");     // fewer rows: not measured
-  CHECK(pick(DType::bf16, 32768, 6144, /*fp8=*/true) == "fwd.block_row");   // measured slower there
-  CHECK(pick(DType::f32, 32768, 8192, /*fp8=*/true, /*add=*/true) == "fwd.block_row");  // fp32 rows
-  CHECK(pick(DType::bf16, 32768, 8192) == "fwd.block_row");                  // not FP8
+  CHECK(pick(DType::bf16, 2048, 8192, /*fp8=*/true) == "fwd.block_row");    // block_row leads from 4096 rows
+  CHECK(pick(DType::bf16, 32768, 8192, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
+  CHECK(pick(DType::bf16, 512, 7168, /*fp8=*/true) == "fwd.block_row");     // block_row leads at 6144
+  CHECK(pick(DType::f32, 512, 8192, /*fp8=*/true, /*add=*/true) == "fwd.block_row");  // fp32 rows
+  CHECK(pick(DType::bf16, 512, 8192) == "fwd.block_row");                    // not FP8
 }
 
 // The backward's dispatch hints themselves (Variant::preferred_backward: pure functions of the
