@@ -608,10 +608,11 @@ inline constexpr int kSmemPairBlocksPerSM = 2;
 template <typename T, bool kAdd>
 inline constexpr int kSmemUnroll = sizeof(T) == 2 ? (kAdd ? 2 : 4) : (kAdd ? 1 : 2);
 
-template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, int THREADS = kSmemThreads>
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, int THREADS = kSmemThreads, bool kStash = false>
 __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM)
     fwd_smem_kernel(Params p, std::int64_t cache_chunks) {
   static_assert(THREADS == kSmemThreads || THREADS == kSmemPairThreads, "large-D block shapes");
+  static_assert(!kStash || (kQuant && M == Mutant::none), "the y stash: FP8 outputs of the product");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   extern __shared__ uint4 smem_cache[];
   __shared__ float sum_partials[kWarp];
@@ -624,6 +625,20 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
   const int n_tail = static_cast<int>(D % kChunk);
   const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
   constexpr std::int64_t B = THREADS;
+
+  // kStash (FP8 with a dynamic per-token scale, the product; launched where the row's h and its y
+  // as fp32 both fit the block's shared memory): the amax pass parks each chunk's y there, and the
+  // quantizing pass reads it back instead of computing it a second time (a second weight load,
+  // unpacking and 16 multiplies per chunk). Two planes of float4 after the cache (elements 0-3,
+  // 4-7 of chunk c at lo[c], hi[c]): a warp's accesses are 512 contiguous bytes each. The thread
+  // that writes chunk c reads it back (the same c = t + k·B), so no barrier; the bits are those of
+  // the recomputation, y being formed by the same code. A kernel of its own: a run-time switch in
+  // the one kernel slowed the 16-bit FP8 forward 4-5 % where no stash fits (session 14, call 2).
+  // H200, session 14 call 3 (two alternating A/B pairs, bf16 and fp32, D = 8192-65536, R =
+  // 512-32768): FP8 +5-11 %, add + FP8 +3-10 % where it is launched (16-bit D <= 16384 on
+  // fwd.large_d_pair, <= 32768 on fwd.large_d; fp32 <= 12288 / 24576), nothing slower.
+  [[maybe_unused]] float4* const stash_lo = reinterpret_cast<float4*>(cache + nchunks);
+  [[maybe_unused]] float4* const stash_hi = stash_lo + nchunks;
 
   for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
@@ -716,6 +731,10 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
           float y[kChunk];
           y_chunk(c, y);
           bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+          if constexpr (kStash) {
+            stash_lo[c] = make_float4(y[0], y[1], y[2], y[3]);
+            stash_hi[c] = make_float4(y[4], y[5], y[6], y[7]);
+          }
         }
         const float amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         s_row = scale_of<M>(amax, p);
@@ -728,7 +747,19 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
         const std::int64_t c = k * B + t;
         const bool mine = c < nchunks;
         float y[kChunk];
-        if (mine) y_chunk(c, y);
+        if (mine) {
+          if constexpr (kStash) {
+            if (mode == Quant::dynamic_token) {
+              const float4 lo = stash_lo[c], hi = stash_hi[c];
+              y[0] = lo.x, y[1] = lo.y, y[2] = lo.z, y[3] = lo.w;
+              y[4] = hi.x, y[5] = hi.y, y[6] = hi.z, y[7] = hi.w;
+            } else {
+              y_chunk(c, y);
+            }
+          } else {
+            y_chunk(c, y);
+          }
+        }
         store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
       }
     }

@@ -532,8 +532,17 @@ Status launch_large_d(const ForwardArgs& a, Path path) {
     const std::string who = std::string("fwd.") + path_name(path);
     const std::int64_t budget = smem_cache_budget(THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM);
     const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
-    const std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
+    std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
     auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
+    // FP8 with a dynamic per-token scale where the row's h and its y as fp32 both fit: the kernel
+    // with the y stash (y formed once instead of twice), with room for it.
+    if constexpr (kQ && M == Mutant::none) {
+      const std::int64_t with_stash = chunks_of(a.dim) * static_cast<std::int64_t>(sizeof(Chunk<T>) + 2 * sizeof(float4));
+      if (a.quant == Quant::dynamic_token && cache_chunks == chunks_of(a.dim) && with_stash <= budget) {
+        bytes = static_cast<std::size_t>(with_stash);
+        kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS, true>;
+      }
+    }
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     // fwd.large_d: a persistent grid, each block prefetching the head of its next row (the
     // kernel's loop), except the plain forward of rows over 64 KB, which keeps a block per row.
