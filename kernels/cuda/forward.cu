@@ -8,8 +8,9 @@
 //                    512 <= R < 2048 (staged_rows_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
-//                    to 64 KB, R ≥ 256, and the 16-bit fused add of 16384 < D ≤ 32768 from
-//                    R = 512 (large_d_pair_preferred)
+//                    to 64 KB, R ≥ 256, the 16-bit fused add of 16384 < D ≤ 32768 from
+//                    R = 512, and the plain 16-bit forward to D = 49152 at 256 ≤ R ≤ 512
+//                    (large_d_pair_preferred)
 //   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
 //                    registers (forward_cluster.cuh); the plain forward and fused add of 16-bit
 //                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768
@@ -141,9 +142,10 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768)"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
-  // R = 4096), and the 16-bit fused add of 16384 < D <= 32768 from R = 512 (fwd::large_d_pair_preferred).
+  // R = 4096), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit
+  // forward to D = 49152 at 256 <= R <= 512 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
-      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256 and the 16-bit fused add of 16384 < D <= 32768 from R = 512"));
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256, the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit forward to D = 49152 at 256 <= R <= 512"));
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));

@@ -604,6 +604,12 @@ inline bool staged_rows_preferred(const ForwardArgs& a) {
 // of 16-bit rows past fwd.block_row's 16384 gains from the pair as well: D = 20000 1.04-1.11x,
 // D = 32768 1.04-1.09x at R = 512 and 32768, 0.997x at 4096; at D = 65536 (128 KB rows, beyond
 // its cache share) 1.01-1.02x, not taken. The plain forward: the pair ahead only at R = 512.
+// Session 14 (calls 1 and 4, by name, bf16, the plain forward): the pair leads fwd.large_d at
+// R = 256 and 512 for every D from 16392 to 49152 (1.01-1.14x; 65536 a tie), and from R = 4096
+// only at some widths (16392 1.14-1.15x, 40000 1.12-1.13x; large_d 1.02-1.08x at 20000-24576, a
+// tie at 32768): so the plain 16-bit forward takes the pair at 256 <= R <= 512 to D = 49152.
+inline constexpr std::int64_t kLargeDPairPlainMaxRows = 512;
+inline constexpr std::int64_t kLargeDPairPlainMaxDim16 = 49152;
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
 inline constexpr std::int64_t kLargeDPairMinRows = 256;
 inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytesManyRows = 32 * 1024;
@@ -617,7 +623,10 @@ inline bool large_d_pair_preferred(const ForwardArgs& a) {
     if (a.rows < kLargeDPairMinRows || row_bytes > kLargeDPairMaxRowBytes) return false;
     return !(add && a.rows >= kLargeDPairAddQuantManyRows && row_bytes > kLargeDPairAddQuantMaxRowBytesManyRows);
   }
-  return add && size_of(a.x.type) == 2 && a.rows >= kLargeDPairAddMinRows && a.dim <= kLargeDPairAddMaxDim16;
+  if (!add)
+    return size_of(a.x.type) == 2 && a.rows >= kLargeDPairMinRows && a.rows <= kLargeDPairPlainMaxRows &&
+           a.dim <= kLargeDPairPlainMaxDim16;
+  return size_of(a.x.type) == 2 && a.rows >= kLargeDPairAddMinRows && a.dim <= kLargeDPairAddMaxDim16;
 }
 
 template <Mutant M>

@@ -61,7 +61,7 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, and the 16-bit fused add past 16384, go to fwd.large_d_pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
@@ -71,7 +71,13 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, and the
   CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");    // FP8 at D = 8192: the register form
   CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
-  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward
+  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward from 513 rows
+  CHECK(pick(DType::bf16, 512, 32768) == "fwd.large_d_pair");             // ... and at 256-512 rows to 49152
+  CHECK(pick(DType::f16, 256, 49152) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 513, 20000) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 255, 20000) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 512, 49160) == "fwd.large_d");
+  CHECK(pick(DType::f32, 512, 20000) == "fwd.large_d");                   // fp32 rows: not measured
   CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
