@@ -314,16 +314,16 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // for the 16-bit product forms with or without the fused add (they use about 50-64: more
 // blocks per SM, more loads in flight).
 //
-// The 16-bit FP8 block forms of the product (fwd.block_row, fwd.staged_rows; 16-bit weights for
-// the L2-prefetch kernel) are held to 80 (three 256-thread blocks): left at 128 ptxas took 86-96
-// of them, five 128-thread blocks an SM at D = 4096 (20 warps), and at 80 six fit (24 warps).
-// At 80 none of those spills (ptxas -v, CUDA 13.0); at 64 every one does (24-40 bytes). Kept at
-// 128 (kCapOk false): fwd.staged_rows' FP8 forms (20-28 bytes of spills at 80) and the prefetch
-// kernel with fp32 weights (8 bytes). H200, session 14 (call 2, two alternating A/B pairs, bf16
-// and fp16, D = 1024-5120, R = 512-32768): the FP8 forward 5-9 % faster, the fused add + FP8 4-7 %
-// (8192 x 4096 bf16 0.85 -> 0.91 of the copy), nothing slower; and at D = 6144-8192, where
-// fwd.staged_rows had been ahead, fwd.block_row now leads it from R = 4096 by 1.11-1.37x. Session 10's ncu of the FP8
-// forward: 4.7 warps per scheduler, 40 % of cycles with no eligible warp.
+// fwd.block_row's 16-bit FP8 forms of the product (the L2-prefetch kernel's with 16-bit weights)
+// are held to 80 (three 256-thread blocks): left at 128 ptxas took 86-96, so five 128-thread
+// blocks fit an SM at D = 4096 (20 warps); at 80 six fit (24 warps). At 80 none of them spills
+// (ptxas -v, CUDA 13.0); at 64 every one does (24-40 bytes). Kept at 128 (kCapOk false):
+// fwd.staged_rows' FP8 forms (20-28 bytes of spills at 80) and the prefetch kernel with fp32
+// weights (8 bytes). Session 10's ncu of the FP8 forward: 4.7 warps per scheduler, 40 % of cycles
+// with no eligible warp. H200, session 14 (call 2, two alternating A/B pairs, bf16 and fp16,
+// D = 1024-5120, R = 512-32768): the FP8 forward 5-9 % faster, the fused add + FP8 4-7 % (8192 x
+// 4096 bf16 0.85 -> 0.91 of the copy), nothing slower; at D = 6144-8192, where fwd.staged_rows
+// had been ahead, fwd.block_row now leads it from R = 4096 by 1.11-1.37x.
 template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
 inline constexpr bool regs_fp8_capped = LANES == 0 && kQuant && sizeof(T) == 2 && M == Mutant::none && !kEarlyW && kCapOk;
 template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
