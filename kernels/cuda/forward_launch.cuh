@@ -501,13 +501,40 @@ Status run_staged_rows(const ForwardArgs& a) {
 // or with `blocks_per_sm` blocks per SM their share of the SM's shared memory, less the kernel's
 // static shared memory and the 1 KB the runtime reserves per block. Rows longer than the cache
 // re-read their tail from global memory (L2).
+inline std::int64_t smem_cache_budget_of(std::int64_t optin, std::int64_t per_sm, int blocks_per_sm) {
+  const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
+  return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
+}
 inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
   int dev = 0, optin = 0, per_sm = 0;
   if (cudaGetDevice(&dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
   if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) return 0;
-  const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
-  return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
+  return smem_cache_budget_of(optin, per_sm, blocks_per_sm);
+}
+
+// A large-D block's dynamic shared memory for a row of n chunks of chunk_bytes within `budget`:
+// the h cache (as many chunks as fit; the rest re-read), and for FP8 with a dynamic per-token
+// scale (stash_wanted), where the whole row's h and its y as fp32 (two float4 a chunk) both fit,
+// the y stash after the cache (fwd_smem_kernel's kStash). A pure function of its arguments, so
+// test_launch_configs checks it for every D without a GPU.
+struct LargeDSmem {
+  std::int64_t cache_chunks = 0;
+  std::size_t bytes = 0;
+  bool stash = false;
+};
+inline constexpr std::int64_t kStashBytesPerChunk = 2 * 16;
+static_assert(kStashBytesPerChunk == 2 * sizeof(float4), "the stash holds a chunk's y as two float4");
+inline LargeDSmem large_d_smem(std::int64_t n, std::int64_t chunk_bytes, std::int64_t budget, bool stash_wanted) {
+  LargeDSmem m;
+  m.cache_chunks = std::min<std::int64_t>(n, budget / chunk_bytes);
+  m.bytes = static_cast<std::size_t>(m.cache_chunks * chunk_bytes);
+  const std::int64_t with_stash = n * (chunk_bytes + kStashBytesPerChunk);
+  if (stash_wanted && m.cache_chunks == n && with_stash <= budget) {
+    m.bytes = static_cast<std::size_t>(with_stash);
+    m.stash = true;
+  }
+  return m;
 }
 
 // Where fwd.large_d runs on its persistent grid with the next row's head prefetched (H200,
@@ -531,17 +558,15 @@ Status launch_large_d(const ForwardArgs& a, Path path) {
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     const std::string who = std::string("fwd.") + path_name(path);
     const std::int64_t budget = smem_cache_budget(THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM);
-    const std::int64_t cache_chunks = std::min<std::int64_t>(chunks_of(a.dim), budget / static_cast<std::int64_t>(sizeof(Chunk<T>)));
-    std::size_t bytes = static_cast<std::size_t>(cache_chunks) * sizeof(Chunk<T>);
-    auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
     // FP8 with a dynamic per-token scale where the row's h and its y as fp32 both fit: the kernel
     // with the y stash (y formed once instead of twice), with room for it.
+    const LargeDSmem m = large_d_smem(chunks_of(a.dim), static_cast<std::int64_t>(sizeof(Chunk<T>)), budget,
+                                      kQ && M == Mutant::none && a.quant == Quant::dynamic_token);
+    const std::int64_t cache_chunks = m.cache_chunks;
+    const std::size_t bytes = m.bytes;
+    auto kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS>;
     if constexpr (kQ && M == Mutant::none) {
-      const std::int64_t with_stash = chunks_of(a.dim) * static_cast<std::int64_t>(sizeof(Chunk<T>) + 2 * sizeof(float4));
-      if (a.quant == Quant::dynamic_token && cache_chunks == chunks_of(a.dim) && with_stash <= budget) {
-        bytes = static_cast<std::size_t>(with_stash);
-        kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS, true>;
-      }
+      if (m.stash) kernel = fwd_smem_kernel<T, G, kQ, kA, M, THREADS, true>;
     }
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
     // fwd.large_d: a persistent grid, each block prefetching the head of its next row (the

@@ -242,6 +242,38 @@ int main() {
       }
     ++checked;
   }
+  // fwd.large_d (one block per SM) and fwd.large_d_pair (two): the h cache and the FP8 y stash
+  // stay within the block's budget, so every block count the launch asks for fits the SM; the
+  // stash is taken only with the whole row's h cached and its planes (2 float4 a chunk) inside the
+  // launch's bytes, and whenever it fits; and it fits where the README says it does (16-bit
+  // D <= 16384 on the pair, <= 32768 on large_d; fp32 to 12288 / 24576).
+  for (const int blocks : {1, fwd::kSmemPairBlocksPerSM}) {
+    const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, blocks);
+    for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
+      for (std::int64_t d = 1; d <= 70000; ++d) {
+        const std::int64_t n = (d + kChunk - 1) / kChunk;
+        for (const bool wanted : {false, true}) {
+          const fwd::LargeDSmem m = fwd::large_d_smem(n, chunk_bytes, budget, wanted);
+          const std::string at = "large_d blocks=" + std::to_string(blocks) + " chunk=" + std::to_string(chunk_bytes) +
+                                 " D=" + std::to_string(d) + " stash_wanted=" + std::to_string(wanted);
+          const std::int64_t with_stash = n * (chunk_bytes + fwd::kStashBytesPerChunk);
+          if (m.cache_chunks != std::min<std::int64_t>(n, budget / chunk_bytes)) fail(at + ": cache chunks");
+          if (static_cast<std::int64_t>(m.bytes) > budget || m.bytes + 2 * 32 * sizeof(float) > kOptinPerBlock ||
+              static_cast<std::size_t>(blocks) * (m.bytes + 2 * 32 * sizeof(float) + kReservedPerBlock) > kPerSM)
+            fail(at + ": shared memory " + std::to_string(m.bytes));
+          if (m.stash && (!wanted || m.cache_chunks != n || static_cast<std::int64_t>(m.bytes) != with_stash))
+            fail(at + ": a stash without the whole row or its room");
+          if (!m.stash && wanted && m.cache_chunks == n && with_stash <= budget) fail(at + ": a stash that fits, not taken");
+          if (!m.stash && static_cast<std::int64_t>(m.bytes) != m.cache_chunks * chunk_bytes) fail(at + ": cache bytes");
+          ++checked;
+        }
+      }
+      const std::int64_t claimed = chunk_bytes == 16 ? (blocks == 1 ? 32768 : 16384) : (blocks == 1 ? 24576 : 12288);
+      if (!fwd::large_d_smem(claimed / kChunk, chunk_bytes, budget, true).stash)
+        fail("large_d blocks=" + std::to_string(blocks) + " chunk=" + std::to_string(chunk_bytes) + ": no stash at D = " +
+             std::to_string(claimed));
+    }
+  }
   std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
   return failures ? 1 : 0;
 }
