@@ -324,12 +324,12 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // D = 1024-5120, R = 512-32768): the FP8 forward 5-9 % faster, the fused add + FP8 4-7 % (8192 x
 // 4096 bf16 0.85 -> 0.91 of the copy), nothing slower; at D = 6144-8192, where fwd.staged_rows
 // had been ahead, fwd.block_row now leads it from R = 4096 by 1.11-1.37x.
-template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
+template <int LANES, typename T, bool kQuant, Mutant M, bool kEarlyW, bool kCapOk>
 inline constexpr bool regs_fp8_capped = LANES == 0 && kQuant && sizeof(T) == 2 && M == Mutant::none && !kEarlyW && kCapOk;
 template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
 inline constexpr int regs_min_blocks =
     65536 / (regs_block_threads<LANES, T, kQuant> *
-             (regs_fp8_capped<LANES, T, kQuant, kAdd, M, kEarlyW, kCapOk>                        ? 80
+             (regs_fp8_capped<LANES, T, kQuant, M, kEarlyW, kCapOk>                              ? 80
               : (kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none) || kEarlyW) ? 128
                                                                                    : 64));
 
