@@ -1,5 +1,5 @@
 // Asynchronous global → shared copies (cp.async, sm_80 and later), shared by the staged variants
-// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows). Kept out of device_common.cuh, whose
+// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows), and the bulk copies of fwd.bulk_ring (sm_90). Kept out of device_common.cuh, whose
 // helpers stay plain CUDA (a host emulation of the generic kernels reuses them).
 //
 // The staging discipline of every user: thread t copies its own chunks of the rows ahead into its
@@ -59,6 +59,55 @@ __device__ __forceinline__ void stage_chunk(Chunk<T>* slot, const T* row, std::i
     const int part = rest <= 0 ? 0 : (rest >= 16 ? 16 : rest);
     copy16_async(&slot->w[w], part > 0 ? src + 16 * w : src, part);
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bulk copies (sm_90, the TMA engine): one thread moves a contiguous span global -> shared, and
+// its completion is counted in bytes on an mbarrier that the consumers wait on (fwd.bulk_ring).
+// ---------------------------------------------------------------------------------------------
+
+__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
+  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
+}
+// One arrival completes a phase (the producer's), with the bytes its copy announces.
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
+}
+// After the barriers' initialization, before a bulk copy may signal them (then a __syncthreads()).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+// Orders this thread's (and, after a barrier, the block's) generic-proxy accesses of shared
+// memory before the async proxy's next writes: a slot the threads read (or wrote) is refilled
+// by a bulk copy only after this.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to shared `dst`;
+// the phase of `bar` completes when they have landed. bytes == 0: the phase completes at once.
+__device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, unsigned bytes, std::uint64_t* bar) {
+  const std::uint32_t b = shared_address(bar);
+  if (bytes == 0) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(b) : "memory");
+    return;
+  }
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   shared_address(dst)),
+               "l"(src), "r"(bytes), "r"(b)
+               : "memory");
+}
+// Wait until the phase of `bar` with this parity has completed (its bytes are visible).
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  const std::uint32_t b = shared_address(bar);
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(b), "r"(parity)
+        : "memory");
+  } while (!done);
 }
 
 }  // namespace rmsnorm::cuda

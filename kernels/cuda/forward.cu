@@ -16,6 +16,9 @@
 //                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768
 //                    (cluster_row_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
+//   fwd.bulk_ring    aligned, a whole row in shared memory (forward_ring.cuh): fwd.large_d's
+//                    mapping and bits, each block's rows streamed into a ring of slots by bulk
+//                    copies (Hopper); not dispatched yet
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
 //   fwd.realigned_row  fwd.element_row's kernel, the row moved between global and shared memory
@@ -86,6 +89,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::cluster_row) {
     v.can_implement_forward = fwd::can_cluster_row<M>;
     v.run_forward = fwd::run_cluster_row<M>;
+  } else if constexpr (P == Path::bulk_ring) {
+    v.can_implement_forward = fwd::can_bulk_ring<M>;
+    v.run_forward = fwd::run_bulk_ring<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -96,10 +102,12 @@ Variant make(std::string name, std::string description) {
               : P == Path::staged_rows ? 8192
               : P == Path::block_row   ? 16384
               : P == Path::cluster_row ? fwd::kFwdClusterMaxDim
+              : P == Path::bulk_ring   ? fwd::kRingMaxDim16
               : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows) ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
-                   P == Path::large_d_pair || P == Path::cluster_row;
+                   P == Path::large_d_pair || P == Path::cluster_row || P == Path::bulk_ring;
+  if constexpr (P == Path::bulk_ring) v.f32_max_dim = fwd::kRingMaxDim32;
   return v;
 }
 
@@ -114,6 +122,7 @@ const char* path_variant_name(Path p) {
     case Path::realigned_row: return "fwd.realigned_row";
     case Path::packed_rows: return "fwd.packed_rows";
     case Path::cluster_row: return "fwd.cluster_row";
+    case Path::bulk_ring: return "fwd.bulk_ring";
     default: return "fwd.scalar";
   }
 }
@@ -149,6 +158,9 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  // Not dispatched yet: measured by name first.
+  out.push_back(make<Mutant::none, Path::bulk_ring>(
+      "fwd.bulk_ring", "aligned rows, one row in shared memory at once (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), so the loads run through the reduction and the stores"));
   // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows
   // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
   // fp32 from D = 4097) (fwd::packed_fwd_preferred).

@@ -69,20 +69,9 @@ inline AccumShape fwd_cluster_row_shape(std::int64_t dim) {
 // Whether this device launches thread-block clusters (sm_90+), cached per device: no_device
 // without one (a CPU-only machine: the check is not judged there), unsupported without clusters.
 inline Status cluster_launch_status() {
-  static int cached[64] = {};  // 0 unknown, 1 yes, 2 no
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return Status::fail(Status::Code::no_device, "no CUDA device to launch a cluster on");
-  }
-  int& c = cached[dev >= 0 && dev < 64 ? dev : 0];
-  if (c == 0) {
-    int yes = 0;
-    c = cudaDeviceGetAttribute(&yes, cudaDevAttrClusterLaunch, dev) == cudaSuccess && yes ? 1 : 2;
-    (void)cudaGetLastError();
-  }
-  if (c == 2) return Status::fail(Status::Code::unsupported, "no thread-block cluster launch on this device (sm_90+)");
-  return Status::success();
+  static int cached[kFeatureCacheDevices] = {};
+  return device_feature_status(cached, cudaDevAttrClusterLaunch, 1, "launch a cluster on",
+                               "no thread-block cluster launch on this device (sm_90+)");
 }
 
 template <typename T, typename G, bool kQuant, bool kAdd>

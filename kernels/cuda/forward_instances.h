@@ -14,6 +14,7 @@
   X(run_realigned_row, none)             \
   X(run_packed_rows, none)               \
   X(run_cluster_row, none)               \
+  X(run_bulk_ring, none)                 \
   X(run_scalar, none)
 
 // Mutants (SPEC §6), each on the product path where its bug is natural.

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 #include "async_copy.cuh"
@@ -48,6 +49,27 @@ struct Params {
   int quant = 0;            // Quant
   int fp8_fmt = 0;          // __nv_fp8_interpretation_t
 };
+
+// A device feature the Hopper-only variants need (an attribute at least `least`), cached per
+// device in the caller's `cached` (0 unknown, 1 yes, 2 no): no_device without a device (a CPU-only
+// machine: the check is not judged there), unsupported with the reason `missing` without it.
+inline constexpr int kFeatureCacheDevices = 64;
+inline Status device_feature_status(int (&cached)[kFeatureCacheDevices], cudaDeviceAttr attr, int least,
+                                    const char* what, const char* missing) {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Status::fail(Status::Code::no_device, std::string("no CUDA device to ") + what);
+  }
+  int& c = cached[dev >= 0 && dev < kFeatureCacheDevices ? dev : 0];
+  if (c == 0) {
+    int value = 0;
+    c = cudaDeviceGetAttribute(&value, attr, dev) == cudaSuccess && value >= least ? 1 : 2;
+    (void)cudaGetLastError();
+  }
+  if (c == 2) return Status::fail(Status::Code::unsupported, missing);
+  return Status::success();
+}
 
 inline constexpr int kGroupChunks = static_cast<int>(kQuantGroup) / kChunk;  // 16 chunks per FP8 group
 inline constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;  // D exact in fp32: the division by D is one rounding

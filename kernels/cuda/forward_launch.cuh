@@ -11,10 +11,11 @@
 #include "forward_kernels.cuh"
 #include "forward_cluster.cuh"
 #include "forward_packed.cuh"
+#include "forward_ring.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows, cluster_row };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows, cluster_row, bulk_ring };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -94,6 +95,10 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       s.per_thread = chunked_per_thread(dim, kSmemThreads);
       s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
       break;
+    case Path::bulk_ring:  // fwd.large_d's mapping and order (only the row's way into shared memory differs)
+      s.per_thread = chunked_per_thread(dim, kRingThreads);
+      s.tree_depth = 5 + ceil_log2(kRingThreads / kWarp);
+      break;
     case Path::large_d_pair:
       s.per_thread = chunked_per_thread(dim, kSmemPairThreads);
       s.tree_depth = 5 + ceil_log2(kSmemPairThreads / kWarp);
@@ -158,6 +163,7 @@ inline const char* path_name(Path p) {
     case Path::large_d_pair: return "large_d_pair";
     case Path::packed_rows: return "packed_rows";
     case Path::cluster_row: return "cluster_row";
+    case Path::bulk_ring: return "bulk_ring";
     default: return "scalar";
   }
 }
@@ -228,6 +234,22 @@ inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage
   return shape(1);
 }
 
+// Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,
+// or with `blocks_per_sm` blocks per SM their share of the SM's shared memory, less the kernel's
+// static shared memory and the 1 KB the runtime reserves per block. Rows longer than the cache
+// re-read their tail from global memory (L2).
+inline std::int64_t smem_cache_budget_of(std::int64_t optin, std::int64_t per_sm, int blocks_per_sm) {
+  const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
+  return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
+}
+inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
+  int dev = 0, optin = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
+  if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) return 0;
+  return smem_cache_budget_of(optin, per_sm, blocks_per_sm);
+}
+
 // The capability check of a path (after the contract's validate()).
 template <Mutant M>
 Status can_implement(Path path, const ForwardArgs& a) {
@@ -279,6 +301,16 @@ Status can_implement(Path path, const ForwardArgs& a) {
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kFwdClusterMaxDim) +
                                                          " (8 CTAs x their threads x their chunks x 8)");
     const Status c = cluster_launch_status();
+    if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
+  }
+  if (path == Path::bulk_ring) {
+    const bool add = a.o.data != nullptr;
+    if (bulk_ring_smem(D, kChunk * static_cast<std::int64_t>(size_of(a.x.type)), add, smem_cache_budget(1)).ring.pieces == 0)
+      return Status::fail(Status::Code::unsupported,
+                          who + ": a row of D = " + std::to_string(D) + " (" + to_string(a.x.type) + (add ? ", fused add" : "") +
+                              ") takes more 1024-chunk slots than this device's shared memory holds" +
+                              (add ? " beside one slot of o" : ""));
+    const Status c = bulk_copy_status();
     if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
   }
   const bool element_path = path == Path::element_row || path == Path::realigned_row;
@@ -497,22 +529,6 @@ Status run_staged_rows(const ForwardArgs& a) {
   });
 }
 
-// Shared-memory budget of a large-D block on the current device: the opt-in maximum per block,
-// or with `blocks_per_sm` blocks per SM their share of the SM's shared memory, less the kernel's
-// static shared memory and the 1 KB the runtime reserves per block. Rows longer than the cache
-// re-read their tail from global memory (L2).
-inline std::int64_t smem_cache_budget_of(std::int64_t optin, std::int64_t per_sm, int blocks_per_sm) {
-  const std::int64_t share = std::min<std::int64_t>(optin, per_sm / blocks_per_sm);
-  return std::max<std::int64_t>(0, share - 2 * kWarp * 4 - 1024);
-}
-inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
-  int dev = 0, optin = 0, per_sm = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-  if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) return 0;
-  if (cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev) != cudaSuccess) return 0;
-  return smem_cache_budget_of(optin, per_sm, blocks_per_sm);
-}
-
 // A large-D block's dynamic shared memory for a row of n chunks of chunk_bytes within `budget`:
 // the h cache (as many chunks as fit; the rest re-read), and for FP8 with a dynamic per-token
 // scale (stash_wanted), where the whole row's h and its y as fp32 (two float4 a chunk) both fit,
@@ -659,6 +675,11 @@ Status run_large_d_pair(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.large_d_pair carries no mutants");
   return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
 }
+
+// fwd.bulk_ring's launcher, defined beside its kernel in forward_bulk_ring.cu (its only
+// instantiation).
+template <Mutant M>
+Status run_bulk_ring(const ForwardArgs& a);
 
 template <Mutant M>
 Status run_element_row(const ForwardArgs& a) {
@@ -870,6 +891,7 @@ template <Mutant M> Status can_block_row(const ForwardArgs& a) { return can_impl
 template <Mutant M> Status can_staged_rows(const ForwardArgs& a) { return can_implement<M>(Path::staged_rows, a); }
 template <Mutant M> Status can_large_d(const ForwardArgs& a) { return can_implement<M>(Path::large_d, a); }
 template <Mutant M> Status can_large_d_pair(const ForwardArgs& a) { return can_implement<M>(Path::large_d_pair, a); }
+template <Mutant M> Status can_bulk_ring(const ForwardArgs& a) { return can_implement<M>(Path::bulk_ring, a); }
 template <Mutant M> Status can_element_row(const ForwardArgs& a) { return can_implement<M>(Path::element_row, a); }
 template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_implement<M>(Path::realigned_row, a); }
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }

@@ -170,6 +170,10 @@ void check_all(Spec s, const harness::Layout& layout = {}) {
 
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
+// A 16-bit row of 15 bulk_ring pieces (14 * 8192 + 8 elements): one more than the 14 slots of a
+// 227 KB block (forward_ring.cuh).
+constexpr std::int64_t kRingTooWide = 14 * 8192 + 8;
+
 // One shape of many rows (its Spec with a fresh seed; FP8 outputs as e4m3). require_rows_pass
 // runs it on one named variant laid out per `layout`, requires a launch and a pass, and returns
 // the case for further runs.
@@ -198,6 +202,50 @@ oracle::ForwardCase require_rows_pass(const rmsnorm::Variant& v, const RowsShape
   REQUIRE(out.status.ok());
   CHECK(out.pass());
   return c;
+}
+
+
+// A shape of many padded rows (elements between rows of x, y and o: 16-byte rows, FP8 y too) for
+// a persistent kernel. check_many_rows runs `v` on each: it passes the oracle (with the harness's
+// guard bands and poisoned row gaps), repeats bitwise, and its first 5 rows equal a batch of those
+// 5 rows alone (y, rstd, the FP8 scales, the residual); with a `reference` of the same mapping and
+// order, it also equals that variant bit for bit.
+struct PaddedRows {
+  RowsShape rows;
+  std::int64_t pad;
+};
+void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& shapes,
+                     const rmsnorm::Variant* reference = nullptr) {
+  for (const PaddedRows& sh : shapes) {
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = sh.pad;
+    const oracle::ForwardCase c = require_rows_pass(v, sh.rows, l);
+    const harness::RawForward a = harness::execute_forward(v, c, l);
+    const harness::RawForward b = harness::execute_forward(v, c, l);
+    const std::int64_t k = 5;
+    const harness::RawForward h = harness::execute_forward(v, harness::first_rows(c, k), l);
+    INFO(v.name << " D=" << sh.rows.dim << " R=" << sh.rows.rows << " x=" << rmsnorm::to_string(sh.rows.t)
+                << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad);
+    REQUIRE(a.status.ok());
+    REQUIRE(h.status.ok());
+    CHECK(a.result.y == b.result.y);
+    CHECK(a.result.rstd == b.result.rstd);
+    CHECK(a.result.scale == b.result.scale);
+    REQUIRE(h.result.y.size() <= a.result.y.size());
+    CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
+    CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
+    CHECK(std::equal(h.result.scale.begin(), h.result.scale.end(), a.result.scale.begin()));
+    if (sh.rows.add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
+    if (reference != nullptr) {
+      const harness::RawForward ref = harness::execute_forward(*reference, c, l);
+      INFO("against " << reference->name);
+      REQUIRE(ref.status.ok());
+      CHECK(a.result.y == ref.result.y);
+      CHECK(a.result.rstd == ref.result.rstd);
+      CHECK(a.result.scale == ref.result.scale);
+      if (sh.rows.add) CHECK(a.result.h == ref.result.h);
+    }
+  }
 }
 
 }  // namespace
@@ -495,38 +543,47 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.cluster_row");
   REQUIRE(v != nullptr);
   if (!selected(v->name)) return;
-  struct Shape {
-    RowsShape rows;
-    std::int64_t pad;  // elements between rows (x, y and o): 16-byte rows, FP8 y too
-  };
-  const Shape shapes[] = {
+  check_many_rows(*v, {
       {{65536, 300, DType::bf16, Quant::none, false}, 0},          {{65536, 300, DType::f16, Quant::none, true}, 8},
       {{32768, 300, DType::bf16, Quant::dynamic_token, false}, 16}, {{65536, 200, DType::bf16, Quant::per_block, true}, 0},
       {{20000, 300, DType::bf16, Quant::static_scale, true}, 8},    {{16392, 400, DType::f16, Quant::none, false}, 0},
       {{65536, 300, DType::f32, Quant::none, true}, 4},             {{40000, 300, DType::f32, Quant::dynamic_token, true}, 0},
       {{24576, 300, DType::f32, Quant::per_block, false}, 0},       {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},
       {{8, 5000, DType::f16, Quant::none, true}, 0},
-  };
-  for (const Shape& sh : shapes) {
-    harness::Layout l;
-    l.x_pad = l.y_pad = l.o_pad = sh.pad;
-    const oracle::ForwardCase c = require_rows_pass(*v, sh.rows, l);
-    const harness::RawForward a = harness::execute_forward(*v, c, l);
-    const harness::RawForward b = harness::execute_forward(*v, c, l);
-    const std::int64_t k = 5;
-    const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, k), l);
-    INFO("fwd.cluster_row D=" << sh.rows.dim << " R=" << sh.rows.rows << " x=" << rmsnorm::to_string(sh.rows.t)
-                              << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad);
-    REQUIRE(a.status.ok());
-    REQUIRE(h.status.ok());
-    CHECK(a.result.y == b.result.y);
-    CHECK(a.result.rstd == b.result.rstd);
-    CHECK(a.result.scale == b.result.scale);
-    REQUIRE(h.result.y.size() <= a.result.y.size());
-    CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
-    CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
-    CHECK(std::equal(h.result.scale.begin(), h.result.scale.end(), a.result.scale.begin()));
-    if (sh.rows.add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
+  });
+}
+
+// fwd.bulk_ring streams each block's rows (blockIdx.x + k·grid, one block per SM) through a ring
+// of 1024-chunk slots; a slot is refilled one ring length later and its mbarrier's phase parity
+// flips each time. The shapes turn the rings many times (300-5000 rows on a 132-SM H200) at the
+// edges of the geometry: a row of 8 pieces in 14 slots; a row filling its ring (P = S: 14 slots of
+// bf16, 13 with the fused add's single o slot, 7 of fp32); the fused add's o ring of 1 and 3 slots;
+// a partial last chunk (D mod 8 != 0, read from global memory by its thread), alone in its piece
+// (D = 8193: that piece's copy moves no bytes); a row of one piece; padded, 16-byte rows. Each
+// shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
+// and it equals fwd.large_d (the same mapping and order) bit for bit: y, rstd, FP8 scales, the
+// residual.
+TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle and fwd.large_d bitwise, repeats, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.bulk_ring");
+  const rmsnorm::Variant* large_d = rmsnorm::find_variant("fwd.large_d");
+  REQUIRE(v != nullptr);
+  REQUIRE(large_d != nullptr);
+  if (!selected(v->name)) return;
+  check_many_rows(*v, {
+      {{65536, 300, DType::bf16, Quant::none, false}, 0},           {{65536, 300, DType::f16, Quant::none, true}, 8},
+      {{114688, 140, DType::bf16, Quant::none, false}, 0},          {{106496, 140, DType::bf16, Quant::dynamic_token, true}, 16},
+      {{65531, 300, DType::bf16, Quant::per_block, false}, 5},      {{8193, 600, DType::f16, Quant::static_scale, true}, 7},
+      {{40000, 300, DType::f32, Quant::dynamic_token, true}, 0},    {{57344, 150, DType::f32, Quant::none, false}, 0},
+      {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},   {{8, 5000, DType::f16, Quant::none, true}, 0},
+      {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::per_block, true}, 0},
+  }, large_d);
+  // Beyond the ring: a row of more pieces than slots is declined with its reason, nothing launched.
+  {
+    Spec s = rows_spec({kRingTooWide, 2, DType::bf16, Quant::none, false});
+    const oracle::ForwardCase c = make_case(s);
+    const harness::Outcome out = harness::run_forward(*v, c, {});
+    INFO(out.summary());
+    CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
   }
 }
 

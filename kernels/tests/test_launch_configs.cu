@@ -274,6 +274,42 @@ int main() {
              std::to_string(claimed));
     }
   }
+  // fwd.bulk_ring: a whole row in the x ring (pieces <= x slots, every chunk in one of its pieces),
+  // the fused add with at least one o slot, the ring within the budget and the slot cap, the
+  // static shared memory (the slots' mbarriers) beside it within the block's opt-in limit; and the
+  // declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit.
+  {
+    const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, 1);
+    constexpr std::size_t kRingStatic = 2 * fwd::kRingMaxSlots * sizeof(std::uint64_t) + 2 * 32 * sizeof(float);
+    for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
+      const std::int64_t declared = chunk_bytes == 16 ? fwd::kRingMaxDim16 : fwd::kRingMaxDim32;
+      for (std::int64_t d = 1; d <= 120000; ++d) {
+        for (const bool add : {false, true}) {
+          const fwd::RingSmem m = fwd::bulk_ring_smem(d, chunk_bytes, add, budget);
+          const std::string at = "bulk_ring chunk=" + std::to_string(chunk_bytes) + " D=" + std::to_string(d) +
+                                 " add=" + std::to_string(add);
+          const std::int64_t slot = std::int64_t{fwd::kRingSlotChunks} * chunk_bytes;
+          const std::int64_t n = (d + kChunk - 1) / kChunk;
+          const fwd::Ring& r = m.ring;
+          const bool should_fit = d <= declared - (add ? fwd::kRingSlotChunks * kChunk : 0);
+          if (r.pieces == 0) {
+            if (should_fit) fail(at + ": a declared width does not fit");
+            ++checked;
+            continue;
+          }
+          if (std::int64_t{r.pieces} * fwd::kRingSlotChunks < n || std::int64_t{r.pieces - 1} * fwd::kRingSlotChunks >= n)
+            fail(at + ": pieces " + std::to_string(r.pieces));
+          if (r.x_slots < r.pieces) fail(at + ": the row exceeds the x ring");
+          if ((r.o_slots >= 1) != add) fail(at + ": o slots " + std::to_string(r.o_slots));
+          if (r.x_slots + r.o_slots > fwd::kRingMaxSlots) fail(at + ": more slots than mbarriers");
+          if (static_cast<std::int64_t>(m.bytes) != (r.x_slots + r.o_slots) * slot || static_cast<std::int64_t>(m.bytes) > budget ||
+              m.bytes + kRingStatic > kOptinPerBlock || m.bytes + kRingStatic + kReservedPerBlock > kPerSM)
+            fail(at + ": shared memory " + std::to_string(m.bytes));
+          ++checked;
+        }
+      }
+    }
+  }
   std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
   return failures ? 1 : 0;
 }
