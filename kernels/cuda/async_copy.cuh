@@ -97,6 +97,20 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
                "l"(src), "r"(bytes), "r"(b)
                : "memory");
 }
+// One arrival on `bar` (release: this thread's, and after a __syncwarp() its warp's, accesses of
+// what the barrier guards come before it).
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+// Whether the phase of `bar` with this parity has completed, without waiting.
+__device__ __forceinline__ bool mbarrier_test(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(done)
+               : "r"(shared_address(bar)), "r"(parity)
+               : "memory");
+  return done != 0;
+}
 // Wait until the phase of `bar` with this parity has completed (its bytes are visible).
 __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
   const std::uint32_t b = shared_address(bar);
