@@ -22,58 +22,60 @@ struct RingPos {
   }
 };
 
-// One tensor's producer state (thread 0's, in shared memory): the next piece of the block's
-// sequence to hand to the copy engine, its row, its piece in the row, its slot, and the phase
-// parity of the slot's "empty" barrier that must have completed before the slot is refilled.
-struct RingFeed {
-  std::int64_t next;
-  std::int64_t row;
-  int piece;
-  int slot;
-  unsigned parity;
-};
-
-// Thread 0 hands the copy engine every next piece whose slot is free, without waiting: a slot's
-// first fill is free, a later one once every warp has arrived on its empty barrier (each warp
-// after its last read of the piece before). Called wherever thread 0 passes (its own waits and
-// releases), so a slot is refilled soon after the last warp lets it go, and no warp waits for the
-// producer at a block barrier.
+// Piece k of the block's row iteration j of one tensor into `slot`: its full chunks, by one bulk
+// copy whose bytes the slot's full barrier counts (none past the row's last full chunk: the phase
+// then completes at once).
 template <typename T>
-__device__ __forceinline__ void ring_feed(RingFeed& f, const void* base, std::int64_t stride, Chunk<T>* slots,
-                                          std::uint64_t* full_bar, std::uint64_t* empty_bar, int nslots, int pieces,
-                                          std::int64_t total, std::int64_t full_chunks) {
-  std::int64_t next = f.next;
-  if (next >= total) return;
-  std::int64_t row = f.row;
-  int piece = f.piece, slot = f.slot;
-  unsigned parity = f.parity;
-  while (next < total) {
-    if (next >= nslots && !mbarrier_test(&empty_bar[slot], parity)) break;
-    const std::int64_t first = std::int64_t{piece} * kRingSlotChunks;
-    const std::int64_t n = std::max<std::int64_t>(0, std::min<std::int64_t>(full_chunks - first, kRingSlotChunks));
-    bulk_copy_to_shared(slots + std::int64_t{slot} * kRingSlotChunks,
-                        static_cast<const T*>(base) + row * stride + first * kChunk,
-                        static_cast<unsigned>(n * static_cast<std::int64_t>(sizeof(Chunk<T>))), &full_bar[slot]);
-    ++next;
-    if (++piece == pieces) piece = 0, row += gridDim.x;
-    if (++slot == nslots) slot = 0, parity ^= 1u;
+__device__ __forceinline__ void ring_load(const void* base, std::int64_t stride, Chunk<T>* slots, std::uint64_t* full_bar,
+                                          int slot, std::int64_t j, int k, std::int64_t full_chunks) {
+  const std::int64_t row = blockIdx.x + j * gridDim.x;
+  const std::int64_t first = std::int64_t{k} * kRingSlotChunks;
+  const std::int64_t n = std::max<std::int64_t>(0, std::min<std::int64_t>(full_chunks - first, kRingSlotChunks));
+  bulk_copy_to_shared(slots + std::int64_t{slot} * kRingSlotChunks, static_cast<const T*>(base) + row * stride + first * kChunk,
+                      static_cast<unsigned>(n * static_cast<std::int64_t>(sizeof(Chunk<T>))), &full_bar[slot]);
+}
+
+inline constexpr int kRingWarps = kRingThreads / kWarp;
+
+// A warp is done with piece (j, k) of a ring of `nslots` slots, held in `slot`. Each warp adds
+// one to the slot's count; the warp that brings it to a multiple of 32 is the last, and it refills
+// the slot at once with the piece one ring length later, if the block has it. No producer thread
+// and no block barrier: the slot is refilled as soon as the slowest warp lets it go. (The count is
+// never reset: a fill's 32 releases all precede the next fill's.)
+// Ordering: the count is a relaxed atomic. A warp's reads of the slot have completed before its
+// release, since every value read is consumed (stored) before it in program order, so the copy
+// engine's next write there cannot reach them; a thread that wrote the slot (the fused add's h,
+// a partial chunk) passes a proxy fence first (release_x in the kernel). An acquire-release
+// atomic cost a MEMBAR.ALL.CTA per piece and warp, behind the warp's global stores.
+template <typename T>
+__device__ __forceinline__ void ring_release(unsigned* released, int lane, const void* base, std::int64_t stride,
+                                             Chunk<T>* slots, std::uint64_t* full_bar, int slot, std::int64_t j, int k,
+                                             int pieces, int nslots, std::int64_t rows, std::int64_t full_chunks) {
+  __syncwarp();
+  if (lane == 0 && (atomicAdd(&released[slot], 1u) & (kRingWarps - 1)) == kRingWarps - 1) {
+    int kk = k + nslots;
+    std::int64_t jj = j;
+    while (kk >= pieces) kk -= pieces, ++jj;  // at most nslots steps
+    if (jj < rows) ring_load<T>(base, stride, slots, full_bar, slot, jj, kk, full_chunks);
   }
-  f.next = next;
-  f.row = row;
-  f.piece = piece;
-  f.slot = slot;
-  f.parity = parity;
 }
 
 template <typename T, typename G, bool kQuant, bool kAdd>
 __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Ring ring) {
   constexpr Mutant M = Mutant::none;
+  // Weight chunks loaded at once in the output passes (one L2 round trip for the group's pieces
+  // instead of one each: the weights of a row this long do not stay in L1 beside the ring).
+  // (fp32 rows with FP8 outputs: one, or they spill at the 64 registers of 1024 threads.)
+  constexpr int kGroup = sizeof(G) == 2 ? 4 : (sizeof(T) == 4 && kQuant ? 1 : 2);
   extern __shared__ uint4 smem_ring[];
-  __shared__ std::uint64_t full_x[kRingMaxSlots], empty_x[kRingMaxSlots];
-  __shared__ std::uint64_t full_o[kAdd ? kRingMaxSlots : 1], empty_o[kAdd ? kRingMaxSlots : 1];
-  __shared__ RingFeed feed_x, feed_o;
-  __shared__ float sum_partials[kWarp];
-  __shared__ float max_partials[kWarp];
+  __shared__ std::uint64_t full_x[kRingMaxSlots];
+  __shared__ std::uint64_t full_o[kAdd ? kRingMaxSlots : 1];
+  __shared__ unsigned released_x[kRingMaxSlots];
+  __shared__ unsigned released_o[kAdd ? kRingMaxSlots : 1];
+  // The row reductions' partials, double-buffered by row: no block barrier separates one row's
+  // reads of them from the next row's writes other than that row's own reduction.
+  __shared__ float sum_partials[2][kWarp];
+  __shared__ float max_partials[2][kWarp];
   Chunk<T>* const xs = reinterpret_cast<Chunk<T>*>(smem_ring);
   Chunk<T>* const os = xs + std::int64_t{ring.x_slots} * kRingSlotChunks;
 
@@ -86,37 +88,17 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   const int P = ring.pieces, SX = ring.x_slots, SO = ring.o_slots;
   const std::int64_t grid = gridDim.x;
   const std::int64_t my_rows = (p.rows - blockIdx.x + grid - 1) / grid;
-  const std::int64_t total = my_rows * P;  // pieces of each tensor this block streams
-
-  auto feed = [&] {  // thread 0 only
-    ring_feed<T>(feed_x, p.x, p.x_stride, xs, full_x, empty_x, SX, P, total, full);
-    if constexpr (kAdd) ring_feed<T>(feed_o, p.o, p.o_stride, os, full_o, empty_o, SO, P, total, full);
-  };
-  // Wait for a piece's bytes; thread 0 feeds the rings first and keeps feeding them meanwhile (it
-  // is the only producer, so it must never block on a piece it has yet to issue).
-  auto wait_full = [&](std::uint64_t* bar, unsigned parity) {
-    if (t == 0) {
-      do feed();
-      while (!mbarrier_test(bar, parity));
-    } else {
-      mbarrier_wait(bar, parity);
-    }
-  };
-  // A warp is done with a slot: one arrival on its empty barrier.
-  auto release = [&](std::uint64_t* bar) {
-    __syncwarp();
-    if (lane == 0) mbarrier_arrive(bar);
-  };
 
   if (t == 0) {
-    for (int i = 0; i < SX; ++i) mbarrier_init(&full_x[i], 1), mbarrier_init(&empty_x[i], kRingThreads / kWarp);
+    for (int i = 0; i < SX; ++i) mbarrier_init(&full_x[i], 1), released_x[i] = 0;
     if constexpr (kAdd) {
-      for (int i = 0; i < SO; ++i) mbarrier_init(&full_o[i], 1), mbarrier_init(&empty_o[i], kRingThreads / kWarp);
+      for (int i = 0; i < SO; ++i) mbarrier_init(&full_o[i], 1), released_o[i] = 0;
     }
     mbarrier_init_fence();
-    feed_x = RingFeed{0, static_cast<std::int64_t>(blockIdx.x), 0, 0, 1u};
-    feed_o = RingFeed{0, static_cast<std::int64_t>(blockIdx.x), 0, 0, 1u};
-    feed();
+    for (int i = 0; i < SX && i / P < my_rows; ++i) ring_load<T>(p.x, p.x_stride, xs, full_x, i, i / P, i % P, full);
+    if constexpr (kAdd) {
+      for (int i = 0; i < SO && i / P < my_rows; ++i) ring_load<T>(p.o, p.o_stride, os, full_o, i, i / P, i % P, full);
+    }
   }
   __syncthreads();
 
@@ -137,8 +119,8 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     for (int k = 0; k < P; ++k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
       const RingPos xp = xrow.plus(k, SX);
-      wait_full(&full_x[xp.slot], xp.parity);
-      if constexpr (kAdd) wait_full(&full_o[opos.slot], opos.parity);
+      mbarrier_wait(&full_x[xp.slot], xp.parity);
+      if constexpr (kAdd) mbarrier_wait(&full_o[opos.slot], opos.parity);
       if (c < nchunks) {
         Chunk<T>& xs_c = x_slot(k);
         Chunk<T> h = c < full ? xs_c : load_row_chunk<T, M>(xr, c, full, n_tail);
@@ -161,42 +143,52 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) ss.add(a[e]);
       }
-      if constexpr (kAdd) {
-        release(&empty_o[opos.slot]);  // o is read once (a read needs no proxy fence)
+      if constexpr (kAdd) {  // o is read once (reads need no proxy fence)
+        ring_release<T>(released_o, lane, p.o, p.o_stride, os, full_o, opos.slot, j, k, P, SO, my_rows, full);
         opos.step(SO);
       }
     }
-    const float sum = block_sum<true>(ss.acc, sum_partials);
+    const float sum = block_sum<true>(ss.acc, sum_partials[j & 1]);
     const float r = rstd_of<M>(sum, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
-    auto y_chunk = [&](int k, std::int64_t c, float (&y)[kChunk]) {
+    // The output passes take the weights kGroup pieces at a time (zeros past the row).
+    auto weights_group = [&](int k0, Chunk<G> (&gw)[kGroup]) {
+#pragma unroll
+      for (int u = 0; u < kGroup; ++u) gw[u] = weight_chunk<G>(p, std::int64_t{k0 + u} * kRingSlotChunks + t, full, n_tail);
+    };
+    auto y_chunk = [&](int k, const Chunk<G>& gw, float (&y)[kChunk]) {
       float w[kChunk];
-      load_weights<G, M>(p, row, c, full, n_tail, w);
+      weights_of(gw, p.convention, w);
       const Chunk<T> hc = x_slot(k);
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) y[e] = y_of<T, M>(chunk_get(hc, e), r, w[e], p.convention);
     };
     // After the last pass over piece k. A thread that wrote its slot position (h under the fused
-    // add, the partial chunk) orders that write before the copy engine's next one (the proxy fence:
-    // generic writes, then an async-proxy write); reads need no fence (the barrier's release
-    // orders them, as a consumer's release of a TMA pipeline stage).
+    // add, the partial chunk) orders that write before the copy engine's next one there (the
+    // proxy fence: generic writes, then an async-proxy write); reads need none.
     auto release_x = [&](int k) {
       if (kAdd || (n_tail > 0 && std::int64_t{k} * kRingSlotChunks + t == full)) fence_proxy_async_shared();
-      release(&empty_x[xrow.plus(k, SX).slot]);
-      if (t == 0) feed();
+      ring_release<T>(released_x, lane, p.x, p.x_stride, xs, full_x, xrow.plus(k, SX).slot, j, k, P, SX, my_rows, full);
     };
 
     if constexpr (!kQuant) {
       T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
-      for (int k = 0; k < P; ++k) {
-        const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-        if (c < nchunks) {
-          float y[kChunk];
-          y_chunk(k, c, y);
-          store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+      for (int k0 = 0; k0 < P; k0 += kGroup) {
+        Chunk<G> gw[kGroup];
+        weights_group(k0, gw);
+#pragma unroll
+        for (int u = 0; u < kGroup; ++u) {
+          const int k = k0 + u;
+          if (k >= P) break;
+          const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
+          if (c < nchunks) {
+            float y[kChunk];
+            y_chunk(k, gw[u], y);
+            store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+          }
+          release_x(k);
         }
-        release_x(k);
       }
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
@@ -206,27 +198,40 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
         unsigned bits = 0;
-        for (int k = 0; k < P; ++k) {
-          const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-          if (c < nchunks) {
-            float y[kChunk];
-            y_chunk(k, c, y);
-            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+        for (int k0 = 0; k0 < P; k0 += kGroup) {
+          Chunk<G> gw[kGroup];
+          weights_group(k0, gw);
+#pragma unroll
+          for (int u = 0; u < kGroup; ++u) {
+            const int k = k0 + u;
+            const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
+            if (k < P && c < nchunks) {
+              float y[kChunk];
+              y_chunk(k, gw[u], y);
+              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+            }
           }
         }
-        const float amax = block_max<true>(__uint_as_float(bits), max_partials);
+        const float amax = block_max<true>(__uint_as_float(bits), max_partials[j & 1]);
         s_row = scale_of<M>(amax, p);
         if (t == 0) p.scale[row] = s_row;
       }
       const float inv_row = __fdiv_rn(1.0f, s_row);
       // Every thread runs the P steps, so the group butterflies see full warps.
-      for (int k = 0; k < P; ++k) {
-        const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-        const bool mine = c < nchunks;
-        float y[kChunk];
-        if (mine) y_chunk(k, c, y);
-        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
-        release_x(k);
+      for (int k0 = 0; k0 < P; k0 += kGroup) {
+        Chunk<G> gw[kGroup];
+        weights_group(k0, gw);
+#pragma unroll
+        for (int u = 0; u < kGroup; ++u) {
+          const int k = k0 + u;
+          if (k >= P) break;
+          const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
+          const bool mine = c < nchunks;
+          float y[kChunk];
+          if (mine) y_chunk(k, gw[u], y);
+          store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
+          release_x(k);
+        }
       }
     }
     xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...
