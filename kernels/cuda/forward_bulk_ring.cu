@@ -15,7 +15,10 @@ Status run_bulk_ring(const ForwardArgs& a) {
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     const RingSmem m = bulk_ring_smem(a.dim, static_cast<std::int64_t>(sizeof(Chunk<T>)), kA, smem_cache_budget(1));
-    auto kernel = fwd_ring_kernel<T, G, kQ, kA>;
+    auto kernel = fwd_ring_kernel<T, G, kQ, kA, false>;
+    if constexpr (sizeof(T) == 2 && !kQ) {
+      if (m.ring.pieces <= kRingHeldPieces) kernel = fwd_ring_kernel<T, G, kQ, kA, true>;
+    }
     cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(m.bytes));
     std::int64_t grid = 0;
     if (e == cudaSuccess) e = persistent_grid(kernel, kRingThreads, m.bytes, a.rows, grid);

@@ -60,13 +60,22 @@ __device__ __forceinline__ void ring_release(unsigned* released, int lane, const
   }
 }
 
-template <typename T, typename G, bool kQuant, bool kAdd>
+// kHeld (16-bit rows of at most kRingHeldPieces pieces, no FP8 output: those forms spill
+// 300-370 bytes at 64 registers with the row held): each thread keeps its chunks of h in
+// registers from the first pass on (kRingHeldPieces chunks, 32 registers), so a slot is let go as
+// soon as the first pass has read it and the ring runs up to a whole ring ahead of the block;
+// otherwise a slot is let go after the last pass over it. The same arithmetic either way.
+inline constexpr int kRingHeldPieces = 8;
+
+template <typename T, typename G, bool kQuant, bool kAdd, bool kHeld>
 __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Ring ring) {
   constexpr Mutant M = Mutant::none;
+  static_assert(!kHeld || (sizeof(T) == 2 && !kQuant), "held rows: 16-bit chunks (4 registers each), no FP8 output");
   // Weight chunks loaded at once in the output passes (one L2 round trip for the group's pieces
   // instead of one each: the weights of a row this long do not stay in L1 beside the ring).
-  // (fp32 rows with FP8 outputs: one, or they spill at the 64 registers of 1024 threads.)
-  constexpr int kGroup = sizeof(G) == 2 ? 4 : (sizeof(T) == 4 && kQuant ? 1 : 2);
+  // Fewer where the registers are short (they spill at the 64 registers of 1024 threads
+  // otherwise): held rows and 16-bit FP8 forms two, fp32 rows with FP8 outputs one.
+  constexpr int kGroup = (kHeld || (sizeof(G) == 2 && kQuant)) ? 2 : (sizeof(G) == 2 ? 4 : (sizeof(T) == 4 && kQuant ? 1 : 2));
   extern __shared__ uint4 smem_ring[];
   __shared__ std::uint64_t full_x[kRingMaxSlots];
   __shared__ std::uint64_t full_o[kAdd ? kRingMaxSlots : 1];
@@ -89,6 +98,27 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   const std::int64_t grid = gridDim.x;
   const std::int64_t my_rows = (p.rows - blockIdx.x + grid - 1) / grid;
 
+  // The row's pieces, and its groups of kGroup pieces: fully unrolled when held (the registers
+  // are indexed by piece), a loop otherwise.
+  auto for_pieces = [&](auto&& f) {
+    if constexpr (kHeld) {
+#pragma unroll
+      for (int k = 0; k < kRingHeldPieces; ++k)
+        if (k < P) f(k);
+    } else {
+      for (int k = 0; k < P; ++k) f(k);
+    }
+  };
+  auto for_groups = [&](auto&& f) {
+    if constexpr (kHeld) {
+#pragma unroll
+      for (int k0 = 0; k0 < kRingHeldPieces; k0 += kGroup)
+        if (k0 < P) f(k0);
+    } else {
+      for (int k0 = 0; k0 < P; k0 += kGroup) f(k0);
+    }
+  };
+
   if (t == 0) {
     for (int i = 0; i < SX; ++i) mbarrier_init(&full_x[i], 1), released_x[i] = 0;
     if constexpr (kAdd) {
@@ -104,6 +134,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
 
   RingPos xrow;  // piece 0 of the current row in the x ring
   RingPos opos;  // the next piece of the o ring
+  [[maybe_unused]] Chunk<T> hold[kHeld ? kRingHeldPieces : 1];
   for (std::int64_t j = 0; j < my_rows; ++j) {
     const std::int64_t row = blockIdx.x + j * grid;
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
@@ -112,18 +143,27 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     auto x_slot = [&](int k) -> Chunk<T>& {
       return xs[std::int64_t{xrow.plus(k, SX).slot} * kRingSlotChunks + t];
     };
+    // A warp is done with x's piece k: after the first pass when held, else after the last. A
+    // thread that wrote its slot position (h under the fused add, the partial chunk; never when
+    // held) orders that write before the copy engine's next one there (the proxy fence: generic
+    // writes, then an async-proxy write); reads need none.
+    auto release_x = [&](int k) {
+      if (!kHeld && (kAdd || (n_tail > 0 && std::int64_t{k} * kRingSlotChunks + t == full))) fence_proxy_async_shared();
+      ring_release<T>(released_x, lane, p.x, p.x_stride, xs, full_x, xrow.plus(k, SX).slot, j, k, P, SX, my_rows, full);
+    };
 
-    // Pass 1: h (the fused add writes it to x's slot and to the residual), Σh², thread t's chunks
-    // in order.
+    // Pass 1: h (the fused add writes it to the residual, and to x's slot unless held), Σh²,
+    // thread t's chunks in order.
     SumSquares<T, M> ss;
-    for (int k = 0; k < P; ++k) {
+    for_pieces([&](int k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
       const RingPos xp = xrow.plus(k, SX);
       mbarrier_wait(&full_x[xp.slot], xp.parity);
       if constexpr (kAdd) mbarrier_wait(&full_o[opos.slot], opos.parity);
+      Chunk<T> h = zero_chunk<T>();
       if (c < nchunks) {
         Chunk<T>& xs_c = x_slot(k);
-        Chunk<T> h = c < full ? xs_c : load_row_chunk<T, M>(xr, c, full, n_tail);
+        h = c < full ? xs_c : load_row_chunk<T, M>(xr, c, full, n_tail);
         float a[kChunk];
         unpack(h, a);
         if constexpr (kAdd) {
@@ -136,18 +176,22 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
           h = pack<T>(a);
           store_row_chunk(xw, c, full, n_tail, h);
           unpack(h, a);
-          xs_c = h;
-        } else {
+          if constexpr (!kHeld) xs_c = h;
+        } else if constexpr (!kHeld) {
           if (c >= full) xs_c = h;  // the partial chunk, for the later passes
         }
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) ss.add(a[e]);
       }
+      if constexpr (kHeld) {
+        hold[k] = h;
+        release_x(k);
+      }
       if constexpr (kAdd) {  // o is read once (reads need no proxy fence)
         ring_release<T>(released_o, lane, p.o, p.o_stride, os, full_o, opos.slot, j, k, P, SO, my_rows, full);
         opos.step(SO);
       }
-    }
+    });
     const float sum = block_sum<true>(ss.acc, sum_partials[j & 1]);
     const float r = rstd_of<M>(sum, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
@@ -160,21 +204,19 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     auto y_chunk = [&](int k, const Chunk<G>& gw, float (&y)[kChunk]) {
       float w[kChunk];
       weights_of(gw, p.convention, w);
-      const Chunk<T> hc = x_slot(k);
+      Chunk<T> hc;
+      if constexpr (kHeld) {
+        hc = hold[k];
+      } else {
+        hc = x_slot(k);
+      }
 #pragma unroll
       for (int e = 0; e < kChunk; ++e) y[e] = y_of<T, M>(chunk_get(hc, e), r, w[e], p.convention);
-    };
-    // After the last pass over piece k. A thread that wrote its slot position (h under the fused
-    // add, the partial chunk) orders that write before the copy engine's next one there (the
-    // proxy fence: generic writes, then an async-proxy write); reads need none.
-    auto release_x = [&](int k) {
-      if (kAdd || (n_tail > 0 && std::int64_t{k} * kRingSlotChunks + t == full)) fence_proxy_async_shared();
-      ring_release<T>(released_x, lane, p.x, p.x_stride, xs, full_x, xrow.plus(k, SX).slot, j, k, P, SX, my_rows, full);
     };
 
     if constexpr (!kQuant) {
       T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
-      for (int k0 = 0; k0 < P; k0 += kGroup) {
+      for_groups([&](int k0) {
         Chunk<G> gw[kGroup];
         weights_group(k0, gw);
 #pragma unroll
@@ -187,9 +229,9 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
             y_chunk(k, gw[u], y);
             store_row_chunk(yr, c, full, n_tail, pack<T>(y));
           }
-          release_x(k);
+          if constexpr (!kHeld) release_x(k);
         }
-      }
+      });
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
@@ -198,7 +240,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
         unsigned bits = 0;
-        for (int k0 = 0; k0 < P; k0 += kGroup) {
+        for_groups([&](int k0) {
           Chunk<G> gw[kGroup];
           weights_group(k0, gw);
 #pragma unroll
@@ -211,14 +253,14 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
               bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
             }
           }
-        }
+        });
         const float amax = block_max<true>(__uint_as_float(bits), max_partials[j & 1]);
         s_row = scale_of<M>(amax, p);
         if (t == 0) p.scale[row] = s_row;
       }
       const float inv_row = __fdiv_rn(1.0f, s_row);
       // Every thread runs the P steps, so the group butterflies see full warps.
-      for (int k0 = 0; k0 < P; k0 += kGroup) {
+      for_groups([&](int k0) {
         Chunk<G> gw[kGroup];
         weights_group(k0, gw);
 #pragma unroll
@@ -230,9 +272,9 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
           float y[kChunk];
           if (mine) y_chunk(k, gw[u], y);
           store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
-          release_x(k);
+          if constexpr (!kHeld) release_x(k);
         }
-      }
+      });
     }
     xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...
     if (P == SX) xrow.parity ^= 1u;  // ...and P == SX lands on the same slot one fill later

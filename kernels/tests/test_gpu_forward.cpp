@@ -559,7 +559,9 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 // edges of the geometry: a row of 8 pieces in 14 slots; a row filling its ring (P = S: 14 slots of
 // bf16, 13 with the fused add's single o slot, 7 of fp32); the fused add's o ring of 1 and 3 slots;
 // a partial last chunk (D mod 8 != 0, read from global memory by its thread), alone in its piece
-// (D = 8193: that piece's copy moves no bytes); a row of one piece; padded, 16-byte rows. Each
+// (D = 8193: that piece's copy moves no bytes); a row of one piece; padded, 16-byte rows; rows
+// held in registers (16-bit, no FP8, at most 8 pieces: slots let go after the first pass) and
+// not (FP8 outputs, fp32, more pieces), with and without a partial chunk. Each
 // shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
 // and it equals fwd.large_d (the same mapping and order) bit for bit: y, rstd, FP8 scales, the
 // residual.
@@ -576,6 +578,7 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
       {{40000, 300, DType::f32, Quant::dynamic_token, true}, 0},    {{57344, 150, DType::f32, Quant::none, false}, 0},
       {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},   {{8, 5000, DType::f16, Quant::none, true}, 0},
       {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::per_block, true}, 0},
+      {{49157, 300, DType::f16, Quant::none, true}, 3},             {{8193, 600, DType::bf16, Quant::none, false}, 7},
   }, large_d);
   // Beyond the ring: a row of more pieces than slots is declined with its reason, nothing launched.
   {
