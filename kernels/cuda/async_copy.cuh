@@ -111,10 +111,6 @@ __device__ __forceinline__ bool mbarrier_test(std::uint64_t* bar, unsigned parit
                : "memory");
   return done != 0;
 }
-// Ask L2 for `bytes` (a multiple of 16) from global `src` (16-byte aligned), without waiting.
-__device__ __forceinline__ void bulk_prefetch_l2(const void* src, unsigned bytes) {
-  if (bytes != 0) asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
-}
 // Wait until the phase of `bar` with this parity has completed (its bytes are visible).
 __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
   const std::uint32_t b = shared_address(bar);

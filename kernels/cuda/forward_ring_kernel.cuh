@@ -37,22 +37,6 @@ __device__ __forceinline__ void ring_load(const void* base, std::int64_t stride,
 
 inline constexpr int kRingWarps = kRingThreads / kWarp;
 
-// Pieces asked of L2 ahead of the ring: when a slot is refilled with piece s, piece s + this is
-// prefetched into L2, so the copy engine's later load of it is served from L2.
-inline constexpr int kRingPrefetchPieces = 6;
-template <typename T>
-__device__ __forceinline__ void ring_prefetch(const void* base, std::int64_t stride, std::int64_t j, int k, int pieces,
-                                              std::int64_t rows, std::int64_t full_chunks) {
-  k += kRingPrefetchPieces;
-  while (k >= pieces) k -= pieces, ++j;
-  if (j >= rows) return;
-  const std::int64_t row = blockIdx.x + j * gridDim.x;
-  const std::int64_t first = std::int64_t{k} * kRingSlotChunks;
-  const std::int64_t n = std::max<std::int64_t>(0, std::min<std::int64_t>(full_chunks - first, kRingSlotChunks));
-  bulk_prefetch_l2(static_cast<const T*>(base) + row * stride + first * kChunk,
-                   static_cast<unsigned>(n * static_cast<std::int64_t>(sizeof(Chunk<T>))));
-}
-
 // A warp is done with piece (j, k) of a ring of `nslots` slots, held in `slot`. Each warp adds
 // one to the slot's count; the warp that brings it to a multiple of 32 is the last, and it refills
 // the slot at once with the piece one ring length later, if the block has it. No producer thread
@@ -72,10 +56,7 @@ __device__ __forceinline__ void ring_release(unsigned* released, int lane, const
     int kk = k + nslots;
     std::int64_t jj = j;
     while (kk >= pieces) kk -= pieces, ++jj;  // at most nslots steps
-    if (jj < rows) {
-      ring_load<T>(base, stride, slots, full_bar, slot, jj, kk, full_chunks);
-      ring_prefetch<T>(base, stride, jj, kk, pieces, rows, full_chunks);
-    }
+    if (jj < rows) ring_load<T>(base, stride, slots, full_bar, slot, jj, kk, full_chunks);
   }
 }
 
@@ -144,15 +125,9 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
       for (int i = 0; i < SO; ++i) mbarrier_init(&full_o[i], 1), released_o[i] = 0;
     }
     mbarrier_init_fence();
-    for (int i = 0; i < SX && i / P < my_rows; ++i) {
-      ring_load<T>(p.x, p.x_stride, xs, full_x, i, i / P, i % P, full);
-      if (i + kRingPrefetchPieces >= SX) ring_prefetch<T>(p.x, p.x_stride, i / P, i % P, P, my_rows, full);
-    }
+    for (int i = 0; i < SX && i / P < my_rows; ++i) ring_load<T>(p.x, p.x_stride, xs, full_x, i, i / P, i % P, full);
     if constexpr (kAdd) {
-      for (int i = 0; i < SO && i / P < my_rows; ++i) {
-        ring_load<T>(p.o, p.o_stride, os, full_o, i, i / P, i % P, full);
-        if (i + kRingPrefetchPieces >= SO) ring_prefetch<T>(p.o, p.o_stride, i / P, i % P, P, my_rows, full);
-      }
+      for (int i = 0; i < SO && i / P < my_rows; ++i) ring_load<T>(p.o, p.o_stride, os, full_o, i, i / P, i % P, full);
     }
   }
   __syncthreads();
