@@ -6,6 +6,10 @@
 //                    grid and the next rows of each block staged in shared memory (cp.async);
 //                    the same bits; dispatched before block_row for 16-bit rows of 7168 < D at
 //                    512 <= R < 2048 (staged_rows_preferred)
+//   fwd.bulk_ring    aligned, a whole row in shared memory (forward_ring.cuh): fwd.large_d's
+//                    mapping and bits, each block's rows streamed into a ring of slots by bulk
+//                    copies (Hopper); the 16-bit fused add of 57344 < D ≤ 65536 from R = 512
+//                    (bulk_ring_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
 //                    to 64 KB, R ≥ 256, the 16-bit fused add of 16384 < D ≤ 32768 from
@@ -16,9 +20,6 @@
 //                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768
 //                    (cluster_row_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
-//   fwd.bulk_ring    aligned, a whole row in shared memory (forward_ring.cuh): fwd.large_d's
-//                    mapping and bits, each block's rows streamed into a ring of slots by bulk
-//                    copies (Hopper); not dispatched yet
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
 //   fwd.realigned_row  fwd.element_row's kernel, the row moved between global and shared memory
@@ -150,6 +151,11 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::cluster_row>(
       "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768)"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
+  // Before the large-D paths for the fused add of 16-bit rows of 57344 < D <= 65536 without FP8
+  // outputs from R = 512 (fwd::bulk_ring_preferred).
+  out.push_back(make<Mutant::none, Path::bulk_ring>(
+      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass; dispatched for the fused add of 16-bit rows of 57344 < D <= 65536 from R = 512"));
+  out.back().preferred_forward = fwd::bulk_ring_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
   // R = 4096), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit
   // forward to D = 49152 at 256 <= R <= 512 (fwd::large_d_pair_preferred).
@@ -158,9 +164,6 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
-  // Not dispatched yet: measured by name first.
-  out.push_back(make<Mutant::none, Path::bulk_ring>(
-      "fwd.bulk_ring", "aligned rows, one row in shared memory at once (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), so the loads run through the reduction and the stores"));
   // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows
   // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
   // fp32 from D = 4097) (fwd::packed_fwd_preferred).

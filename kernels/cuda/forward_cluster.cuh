@@ -204,10 +204,7 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
       // quantize; the same bits both times) rather than held: 16 more live registers spilled.
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
-      float s_row = 0.0f;
-      if (mode == Quant::static_scale) {
-        s_row = *p.scale;
-      } else if (mode == Quant::dynamic_token) {
+      const float s_row = row_fp8_scale<M>(p, row, rank == 0 && t == 0, [&] {
         unsigned bits = 0;
 #pragma unroll
         for (int k = 0; k < S; ++k) {
@@ -221,11 +218,9 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
         cluster.sync();
         const float* m = &max_slots[parity][0];
         // NaN-propagating (nan_max), in the same order everywhere.
-        const float amax = nan_max(nan_max(nan_max(m[0], m[1]), nan_max(m[2], m[3])),
-                                   nan_max(nan_max(m[4], m[5]), nan_max(m[6], m[7])));
-        s_row = scale_of<M>(amax, p);
-        if (rank == 0 && t == 0) p.scale[row] = s_row;
-      }
+        return nan_max(nan_max(nan_max(m[0], m[1]), nan_max(m[2], m[3])),
+                       nan_max(nan_max(m[4], m[5]), nan_max(m[6], m[7])));
+      });
       const float inv_row = __fdiv_rn(1.0f, s_row);  // static / dynamic: one reciprocal per row
 #pragma unroll
       for (int k = 0; k < S; ++k) {

@@ -200,6 +200,19 @@ __device__ __forceinline__ unsigned chunk_amax_bits(const float (&y)[kChunk], st
   return m;
 }
 
+// The row's FP8 scale: the given one (static), or from the row's amax (dynamic per token:
+// amax_of() forms it and reduces it over the row's threads; the thread told `writer` stores the
+// scale), or 0 (per block: each group has its own). Shared by fwd.cluster_row and fwd.bulk_ring.
+template <Mutant M, typename AmaxOf>
+__device__ __forceinline__ float row_fp8_scale(const Params& p, std::int64_t row, bool writer, AmaxOf&& amax_of) {
+  const Quant mode = static_cast<Quant>(p.quant);
+  if (mode == Quant::static_scale) return *p.scale;
+  if (mode != Quant::dynamic_token) return 0.0f;
+  const float s = scale_of<M>(amax_of(), p);
+  if (writer) p.scale[row] = s;
+  return s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Chunk access with tails
 // ---------------------------------------------------------------------------------------------
@@ -744,6 +757,8 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
+      // (fwd.large_d keeps the scale's prologue written out: through row_fp8_scale the compiler
+      // schedules the y stash's instances differently, and those ran on the H200 as they are.)
       float s_row = 0.0f;
       if (mode == Quant::static_scale) {
         s_row = *p.scale;

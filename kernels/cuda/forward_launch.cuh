@@ -304,14 +304,14 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
   }
   if (path == Path::bulk_ring) {
+    const Status c = bulk_copy_status();
+    if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
     const bool add = a.o.data != nullptr;
     if (bulk_ring_smem(D, kChunk * static_cast<std::int64_t>(size_of(a.x.type)), add, smem_cache_budget(1)).ring.pieces == 0)
       return Status::fail(Status::Code::unsupported,
                           who + ": a row of D = " + std::to_string(D) + " (" + to_string(a.x.type) + (add ? ", fused add" : "") +
                               ") takes more 1024-chunk slots than this device's shared memory holds" +
                               (add ? " beside one slot of o" : ""));
-    const Status c = bulk_copy_status();
-    if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
   }
   const bool element_path = path == Path::element_row || path == Path::realigned_row;
   if (element_path && D > kElementRowMaxDim)
@@ -674,6 +674,23 @@ template <Mutant M>
 Status run_large_d_pair(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.large_d_pair carries no mutants");
   return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
+}
+
+// The dispatch hint of fwd.bulk_ring: the fused add of 16-bit rows of 57344 < D <= 65536 (eight
+// pieces, the ring's geometry measured: the row held in registers, 11 x slots and 3 o slots),
+// without FP8 outputs, from R = 512. H200, session 15 call 4 (by name, bf16, side by side with
+// fwd.large_d and fwd.large_d_pair, two runs): at D = 65536 the ring ran 0.848 / 0.885 / 0.897 /
+// 0.911 of the copy at R = 512 / 4096 / 8192 / 32768, 1.03-1.11x the better of the two (0.81-0.83);
+// at D = 32768 it ran 0.81-0.84 where the pair ran 0.92-0.95. The plain forward on the ring ran
+// 0.70-0.74 at D = 65536 against fwd.large_d's 0.80-0.83 (call 4), and the FP8 forms lost or tied
+// everywhere measured: neither is taken. Widths between 32768 and 57345 were measured only in a
+// probe with an L2 prefetch that slowed the ring (call 5), so they stay with the large-D paths.
+inline constexpr std::int64_t kBulkRingAddMinDim16 = 57345;
+inline constexpr std::int64_t kBulkRingAddMaxDim16 = 65536;
+inline constexpr std::int64_t kBulkRingMinRows = 512;
+inline bool bulk_ring_preferred(const ForwardArgs& a) {
+  return a.o.data != nullptr && a.quant == Quant::none && size_of(a.x.type) == 2 && a.dim >= kBulkRingAddMinDim16 &&
+         a.dim <= kBulkRingAddMaxDim16 && a.rows >= kBulkRingMinRows;
 }
 
 // fwd.bulk_ring's launcher, defined beside its kernel in forward_bulk_ring.cu (its only

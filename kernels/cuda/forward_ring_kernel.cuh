@@ -214,8 +214,9 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
       for (int e = 0; e < kChunk; ++e) y[e] = y_of<T, M>(chunk_get(hc, e), r, w[e], p.convention);
     };
 
-    if constexpr (!kQuant) {
-      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+    // f(k, c, weights) for each piece k of the row (c: thread t's chunk there), the weights of
+    // kGroup pieces loaded at once.
+    auto for_weighted = [&](auto&& f) {
       for_groups([&](int k0) {
         Chunk<G> gw[kGroup];
         weights_group(k0, gw);
@@ -223,57 +224,43 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         for (int u = 0; u < kGroup; ++u) {
           const int k = k0 + u;
           if (k >= P) break;
-          const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-          if (c < nchunks) {
-            float y[kChunk];
-            y_chunk(k, gw[u], y);
-            store_row_chunk(yr, c, full, n_tail, pack<T>(y));
-          }
-          if constexpr (!kHeld) release_x(k);
+          f(k, std::int64_t{k} * kRingSlotChunks + t, gw[u]);
         }
+      });
+    };
+
+    if constexpr (!kQuant) {
+      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+      for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
+        if (c < nchunks) {
+          float y[kChunk];
+          y_chunk(k, gw, y);
+          store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+        }
+        if constexpr (!kHeld) release_x(k);
       });
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
-      float s_row = 0.0f;
-      if (mode == Quant::static_scale) {
-        s_row = *p.scale;
-      } else if (mode == Quant::dynamic_token) {
+      const float s_row = row_fp8_scale<M>(p, row, t == 0, [&] {
         unsigned bits = 0;
-        for_groups([&](int k0) {
-          Chunk<G> gw[kGroup];
-          weights_group(k0, gw);
-#pragma unroll
-          for (int u = 0; u < kGroup; ++u) {
-            const int k = k0 + u;
-            const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-            if (k < P && c < nchunks) {
-              float y[kChunk];
-              y_chunk(k, gw[u], y);
-              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
-            }
+        for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
+          if (c < nchunks) {
+            float y[kChunk];
+            y_chunk(k, gw, y);
+            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
           }
         });
-        const float amax = block_max<true>(__uint_as_float(bits), max_partials[j & 1]);
-        s_row = scale_of<M>(amax, p);
-        if (t == 0) p.scale[row] = s_row;
-      }
+        return block_max<true>(__uint_as_float(bits), max_partials[j & 1]);
+      });
       const float inv_row = __fdiv_rn(1.0f, s_row);
       // Every thread runs the P steps, so the group butterflies see full warps.
-      for_groups([&](int k0) {
-        Chunk<G> gw[kGroup];
-        weights_group(k0, gw);
-#pragma unroll
-        for (int u = 0; u < kGroup; ++u) {
-          const int k = k0 + u;
-          if (k >= P) break;
-          const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-          const bool mine = c < nchunks;
-          float y[kChunk];
-          if (mine) y_chunk(k, gw[u], y);
-          store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
-          if constexpr (!kHeld) release_x(k);
-        }
+      for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
+        const bool mine = c < nchunks;
+        float y[kChunk];
+        if (mine) y_chunk(k, gw, y);
+        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
+        if constexpr (!kHeld) release_x(k);
       });
     }
     xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...

@@ -143,3 +143,23 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows one block wo
   CHECK(at("bwd.staged_cluster.vec8") < at("bwd.staged_rows.vec8"));
   CHECK(at("bwd.staged_rows.vec8") < at("bwd.cluster_rows.vec8"));
 }
+
+// fwd.bulk_ring's hint alone (its capability check asks the device for bulk copies; the choice
+// itself is tested in test_gpu_forward): the fused add of 16-bit rows of 57344 < D <= 65536
+// without FP8 outputs, from R = 512.
+TEST_CASE("forward dispatch hint: fwd.bulk_ring takes the 16-bit fused add of 57344 < D <= 65536 from R = 512", "[host]") {
+  const rmsnorm::Variant* ring = rmsnorm::find_variant("fwd.bulk_ring");
+  REQUIRE(ring != nullptr);
+  REQUIRE(ring->preferred_forward != nullptr);
+  auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
+    return ring->preferred_forward(harness::probe_forward(x, rows, dim, fp8, add));
+  };
+  CHECK(prefers(DType::bf16, 512, 65536, false, /*add=*/true));
+  CHECK(prefers(DType::f16, 32768, 57345, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 511, 65536, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 57344, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 65537, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 65536));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 65536, /*fp8=*/true, /*add=*/true));
+  CHECK_FALSE(prefers(DType::f32, 4096, 65536, false, /*add=*/true));
+}

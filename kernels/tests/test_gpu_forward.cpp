@@ -613,6 +613,24 @@ TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", 
   CHECK(pick(DType::bf16, 64, 65544) == "fwd.large_d");                        // beyond 65536
 }
 
+// The dispatch hint of fwd.bulk_ring (forward_launch.cuh, bulk_ring_preferred): the fused add of
+// 16-bit rows of 57344 < D <= 65536 without FP8 outputs, from R = 512. Its capability check asks
+// the device for bulk copies (sm_90), so this runs here; test_dispatch checks the hint alone.
+TEST_CASE("the dispatcher's forward choice for the fused add of rows near 65536: fwd.bulk_ring", "[gpu]") {
+  auto pick = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
+    const rmsnorm::Variant* v = rmsnorm::pick_forward(harness::probe_forward(x, rows, dim, fp8, add), rmsnorm::Memory::device);
+    return v ? v->name : std::string("none");
+  };
+  CHECK(pick(DType::bf16, 512, 65536, false, /*add=*/true) == "fwd.bulk_ring");
+  CHECK(pick(DType::f16, 32768, 57352, false, /*add=*/true) == "fwd.bulk_ring");
+  CHECK(pick(DType::bf16, 511, 65536, false, /*add=*/true) == "fwd.large_d");      // fewer rows
+  CHECK(pick(DType::bf16, 4096, 57344, false, /*add=*/true) == "fwd.large_d");     // narrower rows
+  CHECK(pick(DType::bf16, 4096, 65544, false, /*add=*/true) == "fwd.large_d");     // wider rows
+  CHECK(pick(DType::bf16, 4096, 65536) == "fwd.large_d");                          // the plain forward
+  CHECK(pick(DType::bf16, 4096, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");  // FP8 outputs
+  CHECK(pick(DType::f32, 4096, 32768, false, /*add=*/true) == "fwd.large_d");      // fp32 rows
+}
+
 // fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32
 // FP8 forward and the 16-bit fused add + FP8 from 16384 rows it asks L2 for the row one wave
 // ahead (`ahead`: the blocks that fit at once, fwd_regs_ahead_kernel). With R over a wave the
