@@ -1,6 +1,7 @@
 // Asynchronous global → shared copies (cp.async, sm_80 and later), shared by the staged variants
-// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows), and the bulk copies of fwd.bulk_ring (sm_90). Kept out of device_common.cuh, whose
-// helpers stay plain CUDA (a host emulation of the generic kernels reuses them).
+// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows), and the bulk copies of fwd.bulk_ring
+// (sm_90). Kept out of device_common.cuh, whose helpers stay plain CUDA (a host emulation of the
+// generic kernels reuses them).
 //
 // The staging discipline of every user: thread t copies its own chunks of the rows ahead into its
 // own shared-memory slots and is the only thread that reads them back, after wait_copies() has
@@ -66,9 +67,6 @@ __device__ __forceinline__ void stage_chunk(Chunk<T>* slot, const T* row, std::i
 // its completion is counted in bytes on an mbarrier that the consumers wait on (fwd.bulk_ring).
 // ---------------------------------------------------------------------------------------------
 
-__device__ __forceinline__ std::uint32_t shared_address(const void* p) {
-  return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
-}
 // One arrival completes a phase (the producer's), with the bytes its copy announces.
 __device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arrivals) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(arrivals) : "memory");
@@ -77,9 +75,9 @@ __device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arriv
 __device__ __forceinline__ void mbarrier_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
-// Orders this thread's (and, after a barrier, the block's) generic-proxy accesses of shared
-// memory before the async proxy's next writes: a slot the threads read (or wrote) is refilled
-// by a bulk copy only after this.
+// Orders this thread's generic-proxy writes of shared memory before the async proxy's next
+// accesses there: a slot a thread wrote (fwd.bulk_ring: the fused add's h, a partial chunk) is
+// refilled by a bulk copy only after the writer's fence (reads need none).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
@@ -96,20 +94,6 @@ __device__ __forceinline__ void bulk_copy_to_shared(void* dst, const void* src, 
                    shared_address(dst)),
                "l"(src), "r"(bytes), "r"(b)
                : "memory");
-}
-// One arrival on `bar` (release: this thread's, and after a __syncwarp() its warp's, accesses of
-// what the barrier guards come before it).
-__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
-}
-// Whether the phase of `bar` with this parity has completed, without waiting.
-__device__ __forceinline__ bool mbarrier_test(std::uint64_t* bar, unsigned parity) {
-  unsigned done = 0;
-  asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
-               : "=r"(done)
-               : "r"(shared_address(bar)), "r"(parity)
-               : "memory");
-  return done != 0;
 }
 // Wait until the phase of `bar` with this parity has completed (its bytes are visible).
 __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {

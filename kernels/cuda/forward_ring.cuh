@@ -5,9 +5,9 @@
 // Why. fwd.large_d caches a row of D = 65536 (128 KB of bf16) in one 1024-thread block's shared
 // memory, one block per SM, and loads it through the threads' registers: 64 KB in flight at most,
 // none while the block reduces, scales and stores (it asks L2 for the head of its next row then).
-// H200: 0.71-0.83 of the copy at D = 65536, sessions 2-14. Here one thread hands the copy engine
-// the next pieces of the block's rows as soon as their slots are free, so the SM's loads keep
-// flowing through the reduction and the stores, and the threads never hold a load in flight.
+// H200: 0.71-0.83 of the copy at D = 65536, sessions 2-14. Here the copy engine brings the next
+// pieces of the block's rows as soon as their slots are free, so the SM's loads keep flowing
+// through the reduction and the stores, and no thread holds a load in flight.
 //
 // Layout. A piece is 1024 chunks of 8 elements (16 KB of a 16-bit row, 32 KB of fp32): thread t
 // owns chunk t of every piece, that is chunks t, t + 1024, ... of the row, in that order, the
@@ -16,15 +16,20 @@
 // their pieces, in order, are the sequence s = j·P + k (row j of the block, piece k). Piece s goes
 // to slot s mod S of the x ring (S ≥ P: a whole row is in shared memory at once, since r needs all
 // of it before the first output), and its mbarrier completes phase s div S when the bytes land.
-// A slot is refilled with piece s + S once every thread is done with piece s: after the last pass
-// over it (the stores), behind a __syncthreads() and a proxy fence. So while a row is reduced and
-// stored, the next S - P pieces (and, as its slots free up, the rest) are already on their way.
-// The fused add streams o through a ring of its own (o is dead once h = RN(x + o) is formed and
-// written over x's slot), released piece by piece in the first pass.
+// A slot is refilled with piece s + S by the last warp to let piece s go (a shared count per slot;
+// no producer thread, no block barrier per piece: forward_ring_kernel.cuh). A warp lets a piece
+// go after its first pass where the row is held in registers (16-bit rows of up to 8 pieces
+// without FP8 outputs: the ring then runs up to S pieces ahead of the block), else after its last
+// pass (S - P pieces ahead while a row is reduced and stored). The fused add streams o through a
+// ring of its own (o is dead once h = RN(x + o) is formed), released piece by piece in the first
+// pass. H200, session 15: the fused add at D = 65536 0.85-0.91 of the copy (1.03-1.11x the
+// large-D paths, dispatched there); the plain forward 0.70-0.74 (fwd.large_d 0.80-0.83: not
+// taken); the record of the four forms measured is notes/PERF.md, session 15.
 //
 // Bulk copies move whole 16-byte units: a piece's copy takes its full chunks, and a row's partial
-// last chunk (D mod 8 ≠ 0) is read by its thread from global memory in the first pass and parked
-// in its slot position for the later passes (the copy never writes that position).
+// last chunk (D mod 8 ≠ 0) is read by its thread from global memory in the first pass (and, when
+// the row is not held, parked in its slot position for the later passes: the copy never writes
+// that position).
 #pragma once
 
 #include <algorithm>
