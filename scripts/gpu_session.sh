@@ -61,10 +61,27 @@ if has shards; then
     RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward > "$OUT/shard_$v.log" 2>&1 &
     SHARD_PID[bwd:$v]=$!
   done
-  # SHARDS_FWD=<Catch2 test-name pattern>: only those forward tests (e.g. "forward: fwd.packed_rows*").
-  if [ "${SHARDS_FWD:-1}" != 0 ]; then
-    fwd_filter=(); [ "${SHARDS_FWD:-1}" = 1 ] || fwd_filter=("$SHARDS_FWD")
-    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward -w NoTests "${fwd_filter[@]}" > "$OUT/shard_test_gpu_forward.log" 2>&1 &
+  # SHARDS_FWD=<Catch2 test-name pattern>: only those forward tests (e.g. "forward: fwd.packed_rows*"),
+  # one process. SHARDS_FWD=1 (default): the whole forward binary, one process per test case,
+  # FWD_JOBS (6) at a time, each case's log shard_fwd_NN.log: as one process it ran past 280 s
+  # beside certify (session 15, call 6); a process per case took 176 s, 8 at a time (call 7).
+  # Catch2 v2 test specs: a comma separates alternatives and brackets open tags, so names escape them.
+  fwd_cases() {
+    local i=0 rc=0 n
+    while IFS= read -r n; do
+      i=$((i + 1))
+      [ "$(jobs -rp | wc -l)" -lt "${FWD_JOBS:-6}" ] || wait -n || rc=1
+      timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward -w NoTests "$n" > "$OUT/shard_fwd_$(printf %02d $i).log" 2>&1 &
+    done < <($B/kernels/tests/test_gpu_forward --list-test-names-only | grep -v '^$' | sed 's/,/\\,/g; s/\[/\\[/g; s/\]/\\]/g')
+    while [ -n "$(jobs -rp)" ]; do wait -n || rc=1; done
+    [ $i -gt 0 ] || rc=1
+    return $rc
+  }
+  if [ "${SHARDS_FWD:-1}" = 1 ]; then
+    ( fwd_cases ) &
+    SHARD_PID[test_gpu_forward]=$!
+  elif [ "${SHARDS_FWD:-1}" != 0 ]; then
+    timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_forward -w NoTests "$SHARDS_FWD" > "$OUT/shard_test_gpu_forward.log" 2>&1 &
     SHARD_PID[test_gpu_forward]=$!
   fi
   (cd $B && timeout ${TEST_TIMEOUT:-400} ctest -R corpus.replay.gpu --output-on-failure) > "$OUT/shard_corpus.log" 2>&1 &
