@@ -22,7 +22,7 @@
 // without FP8 outputs: the ring then runs up to S pieces ahead of the block), else after its last
 // pass (S - P pieces ahead while a row is reduced and stored). The fused add streams o through a
 // ring of its own (o is dead once h = RN(x + o) is formed), released piece by piece in the first
-// pass. H200, session 15: the fused add at D = 65536 0.85-0.91 of the copy (1.03-1.11x the
+// pass. H200, session 15: the fused add at D = 65536 0.84-0.91 of the copy (1.03-1.11x the
 // large-D paths, dispatched there); the plain forward 0.70-0.74 (fwd.large_d 0.80-0.83: not
 // taken); the record of the four forms measured is notes/PERF.md, session 15.
 //
