@@ -42,6 +42,11 @@ namespace rmsnorm::cuda::fwd {
 inline constexpr int kRingThreads = kSmemThreads;      // 1024: fwd.large_d's mapping and order
 inline constexpr int kRingSlotChunks = kRingThreads;    // one chunk per thread per piece
 inline constexpr int kRingMaxSlots = 16;
+// The kernel's static shared memory at most: both rings' full barriers and release counts, the
+// row reductions' partials (sums and maxima, double-buffered); the kernel asserts it, and
+// test_launch_configs adds it to the ring's dynamic bytes against the block's limit.
+inline constexpr std::size_t kRingStaticSmem =
+    2 * kRingMaxSlots * (sizeof(std::uint64_t) + sizeof(unsigned)) + 2 * 2 * kWarp * sizeof(float);
 // The declared widths on a device of 227 KB of shared memory per block (the H100 / H200): 14
 // slots of a 16-bit row, 7 of fp32 (the fused add one less); can_implement decides per device.
 inline constexpr std::int64_t kRingMaxDim16 = 14 * kRingSlotChunks * kChunk;

@@ -85,6 +85,9 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   // reads of them from the next row's writes other than that row's own reduction.
   __shared__ float sum_partials[2][kWarp];
   __shared__ float max_partials[2][kWarp];
+  static_assert(sizeof(full_x) + sizeof(full_o) + sizeof(released_x) + sizeof(released_o) + sizeof(sum_partials) +
+                        sizeof(max_partials) <= kRingStaticSmem,
+                "kRingStaticSmem covers the kernel's static shared memory");
   Chunk<T>* const xs = reinterpret_cast<Chunk<T>*>(smem_ring);
   Chunk<T>* const os = xs + std::int64_t{ring.x_slots} * kRingSlotChunks;
 
@@ -98,24 +101,16 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   const std::int64_t grid = gridDim.x;
   const std::int64_t my_rows = (p.rows - blockIdx.x + grid - 1) / grid;
 
-  // The row's pieces, and its groups of kGroup pieces: fully unrolled when held (the registers
-  // are indexed by piece), a loop otherwise.
-  auto for_pieces = [&](auto&& f) {
+  // f(k) for the row's pieces k = 0, step, 2·step, ... < P: fully unrolled when held (the
+  // registers are indexed by piece), a loop otherwise.
+  auto for_pieces = [&](auto step, auto&& f) {
+    constexpr int kStep = decltype(step)::value;
     if constexpr (kHeld) {
 #pragma unroll
-      for (int k = 0; k < kRingHeldPieces; ++k)
+      for (int k = 0; k < kRingHeldPieces; k += kStep)
         if (k < P) f(k);
     } else {
-      for (int k = 0; k < P; ++k) f(k);
-    }
-  };
-  auto for_groups = [&](auto&& f) {
-    if constexpr (kHeld) {
-#pragma unroll
-      for (int k0 = 0; k0 < kRingHeldPieces; k0 += kGroup)
-        if (k0 < P) f(k0);
-    } else {
-      for (int k0 = 0; k0 < P; k0 += kGroup) f(k0);
+      for (int k = 0; k < P; k += kStep) f(k);
     }
   };
 
@@ -155,7 +150,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     // Pass 1: h (the fused add writes it to the residual, and to x's slot unless held), Σh²,
     // thread t's chunks in order.
     SumSquares<T, M> ss;
-    for_pieces([&](int k) {
+    for_pieces(std::integral_constant<int, 1>{}, [&](int k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
       const RingPos xp = xrow.plus(k, SX);
       mbarrier_wait(&full_x[xp.slot], xp.parity);
@@ -217,7 +212,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     // f(k, c, weights) for each piece k of the row (c: thread t's chunk there), the weights of
     // kGroup pieces loaded at once.
     auto for_weighted = [&](auto&& f) {
-      for_groups([&](int k0) {
+      for_pieces(std::integral_constant<int, kGroup>{}, [&](int k0) {
         Chunk<G> gw[kGroup];
         weights_group(k0, gw);
 #pragma unroll

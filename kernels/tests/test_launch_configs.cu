@@ -280,7 +280,6 @@ int main() {
   // declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit.
   {
     const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, 1);
-    constexpr std::size_t kRingStatic = 2 * fwd::kRingMaxSlots * sizeof(std::uint64_t) + 2 * 32 * sizeof(float);
     for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
       const std::int64_t declared = chunk_bytes == 16 ? fwd::kRingMaxDim16 : fwd::kRingMaxDim32;
       for (std::int64_t d = 1; d <= 120000; ++d) {
@@ -303,7 +302,7 @@ int main() {
           if ((r.o_slots >= 1) != add) fail(at + ": o slots " + std::to_string(r.o_slots));
           if (r.x_slots + r.o_slots > fwd::kRingMaxSlots) fail(at + ": more slots than mbarriers");
           if (static_cast<std::int64_t>(m.bytes) != (r.x_slots + r.o_slots) * slot || static_cast<std::int64_t>(m.bytes) > budget ||
-              m.bytes + kRingStatic > kOptinPerBlock || m.bytes + kRingStatic + kReservedPerBlock > kPerSM)
+              m.bytes + fwd::kRingStaticSmem > kOptinPerBlock || m.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
             fail(at + ": shared memory " + std::to_string(m.bytes));
           ++checked;
         }
