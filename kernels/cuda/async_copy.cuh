@@ -75,11 +75,16 @@ __device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned arriv
 __device__ __forceinline__ void mbarrier_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 }
-// Orders this thread's generic-proxy writes of shared memory before the async proxy's next
-// accesses there: a slot a thread wrote (fwd.bulk_ring: the fused add's h, a partial chunk) is
-// refilled by a bulk copy only after the writer's fence (reads need none).
+// Orders generic-proxy accesses of shared memory before the async proxy's next accesses there:
+// fwd.bulk_ring's writers of a slot (the fused add's h, a partial chunk) pass it before they let
+// the slot go, and the thread that refills a slot passes it after its wait for the readers.
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+// One arrival on `bar`, with release semantics (CTA scope): this thread's earlier accesses of
+// shared memory are ordered before whatever follows a wait that sees the phase complete.
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0];\n" ::"r"(shared_address(bar)) : "memory");
 }
 // `bytes` (a multiple of 16, both addresses 16-byte aligned) from global `src` to shared `dst`;
 // the phase of `bar` completes when they have landed. bytes == 0: the phase completes at once.

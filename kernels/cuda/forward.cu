@@ -8,8 +8,9 @@
 //                    512 <= R < 2048 (staged_rows_preferred)
 //   fwd.bulk_ring    aligned, a whole row in shared memory (forward_ring.cuh): fwd.large_d's
 //                    mapping and bits, each block's rows streamed into a ring of slots by bulk
-//                    copies (Hopper); the 16-bit fused add of 57344 < D ≤ 65536 from R = 512
-//                    (bulk_ring_preferred)
+//                    copies (Hopper); 16-bit rows of 40960 < D without FP8 outputs: the fused
+//                    add to D = 65536 from R = 512, the plain forward with 16-bit weights to
+//                    D = 57344 from R = 4096 (bulk_ring_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
 //                    to 64 KB, R ≥ 256, the 16-bit fused add of 16384 < D ≤ 32768 from
@@ -151,10 +152,11 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::cluster_row>(
       "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768)"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
-  // Before the large-D paths for the fused add of 16-bit rows of 57344 < D <= 65536 without FP8
-  // outputs from R = 512 (fwd::bulk_ring_preferred).
+  // Before the large-D paths for 16-bit rows of 40960 < D without FP8 outputs: the fused add to
+  // D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096
+  // (fwd::bulk_ring_preferred).
   out.push_back(make<Mutant::none, Path::bulk_ring>(
-      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass; dispatched for the fused add of 16-bit rows of 57344 < D <= 65536 from R = 512"));
+      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory); dispatched for 16-bit rows of 40960 < D without FP8 outputs: the fused add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096"));
   out.back().preferred_forward = fwd::bulk_ring_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
   // R = 4096), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit

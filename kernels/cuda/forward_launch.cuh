@@ -676,21 +676,29 @@ Status run_large_d_pair(const ForwardArgs& a) {
   return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
 }
 
-// The dispatch hint of fwd.bulk_ring: the fused add of 16-bit rows of 57344 < D <= 65536 (eight
-// pieces, the ring's geometry measured: the row held in registers, 11 x slots and 3 o slots),
-// without FP8 outputs, from R = 512. H200, session 15 call 4 (by name, bf16, side by side with
-// fwd.large_d and fwd.large_d_pair, two runs): at D = 65536 the ring ran 0.848 / 0.885 / 0.897 /
-// 0.911 of the copy at R = 512 / 4096 / 8192 / 32768, 1.03-1.11x the better of the two (0.81-0.83);
-// at D = 32768 it ran 0.81-0.84 where the pair ran 0.92-0.95. The plain forward on the ring ran
-// 0.70-0.74 at D = 65536 against fwd.large_d's 0.80-0.83 (call 4), and the FP8 forms lost or tied
-// everywhere measured: neither is taken. Widths between 32768 and 57345 were measured only in a
-// probe with an L2 prefetch that slowed the ring (call 5), so they stay with the large-D paths.
-inline constexpr std::int64_t kBulkRingAddMinDim16 = 57345;
+// The dispatch hint of fwd.bulk_ring, 16-bit rows of 40960 < D (six pieces or more) without FP8
+// outputs: the fused add to D = 65536 from R = 512, and the plain forward with 16-bit weights
+// (staged in shared memory; no weights count as 16-bit) to D = 57344 from R = 4096.
+// Session 15 (call 4, by name, bf16, side by side with fwd.large_d and fwd.large_d_pair, two
+// runs): the fused add at D = 65536 ran 0.848 / 0.885 / 0.897 / 0.911 of the copy at R = 512 /
+// 4096 / 8192 / 32768, 1.03-1.11x the better of the two (0.81-0.83); at D = 32768 it ran 0.81-0.84
+// where the pair ran 0.92-0.95; FP8 forms lost or tied everywhere. Session 16 (calls 2-6, the
+// same comparison at D = 40960-65536; call 6 the final form, every thread arriving on the slot's
+// empty mbarrier): the fused add at 49152-65536 0.84-0.90 against 0.79-0.84, at 40960 behind
+// fwd.large_d from R = 4096 (0.84-0.85 against 0.89-0.91); the plain forward, weights staged, at
+// 49152 0.75-0.78 from R = 4096 against 0.71-0.73 (1.06-1.07x), at 57344 a tie with fwd.large_d
+// (0.75-0.78 both), at 40960 a tie with the pair, behind fwd.large_d at 65536 (0.78 against
+// 0.81-0.83: 6 x slots for 8 pieces beside the weights, so each row waits for its last two pieces
+// (ncu, call 7)) and behind the pair at R = 512 (0.62-0.68 against 0.72-0.74).
+inline constexpr std::int64_t kBulkRingMinDim16 = 40961;
 inline constexpr std::int64_t kBulkRingAddMaxDim16 = 65536;
-inline constexpr std::int64_t kBulkRingMinRows = 512;
+inline constexpr std::int64_t kBulkRingPlainMaxDim16 = 57344;
+inline constexpr std::int64_t kBulkRingAddMinRows = 512;
+inline constexpr std::int64_t kBulkRingPlainMinRows = 4096;
 inline bool bulk_ring_preferred(const ForwardArgs& a) {
-  return a.o.data != nullptr && a.quant == Quant::none && size_of(a.x.type) == 2 && a.dim >= kBulkRingAddMinDim16 &&
-         a.dim <= kBulkRingAddMaxDim16 && a.rows >= kBulkRingMinRows;
+  if (a.quant != Quant::none || size_of(a.x.type) != 2 || a.dim < kBulkRingMinDim16) return false;
+  if (a.o.data != nullptr) return a.dim <= kBulkRingAddMaxDim16 && a.rows >= kBulkRingAddMinRows;
+  return size_of(effective_g_type(a)) == 2 && a.dim <= kBulkRingPlainMaxDim16 && a.rows >= kBulkRingPlainMinRows;
 }
 
 // fwd.bulk_ring's launcher, defined beside its kernel in forward_bulk_ring.cu (its only

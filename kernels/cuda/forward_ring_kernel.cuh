@@ -42,21 +42,38 @@ inline constexpr int kRingWarps = kRingThreads / kWarp;
 // the slot at once with the piece one ring length later, if the block has it. No producer thread
 // and no block barrier: the slot is refilled as soon as the slowest warp lets it go. (The count is
 // never reset: a fill's 32 releases all precede the next fill's.)
-// Ordering: the count is a relaxed atomic. A warp's reads of the slot have completed before its
-// release, since every value read is consumed (stored) before it in program order, so the copy
-// engine's next write there cannot reach them; a thread that wrote the slot (the fused add's h,
-// a partial chunk) passes a proxy fence first (release_x in the kernel). An acquire-release
-// atomic cost a MEMBAR.ALL.CTA per piece and warp, behind the warp's global stores.
+// Ordering: the count only elects the refiller (a relaxed atomic: an acquire-release one costs a
+// MEMBAR.ALL.CTA per piece and warp, behind the warp's global stores). The order itself comes
+// from the slot's `empty` mbarrier (kRingThreads arrivals a phase): every thread arrives on it
+// with release semantics after its reads of the slot, and the elected thread waits for that phase
+// (acquire), then passes a proxy fence (generic-proxy accesses, then the async proxy's write)
+// before the copy engine may write the slot again. Session 16 (H200, compute-sanitizer
+// racecheck): with the count alone, racecheck reported each refill against the other warps'
+// reads (write-after-read) wherever a block refilled a slot after the first fill, in main's
+// dispatched fused add too (every output passed); a probe kernel showed that it accepts a bulk
+// copy after an mbarrier wait only when every reading thread has arrived (one arrival per warp
+// after __syncwarp, with or without proxy fences, was still reported), so every thread arrives.
+// A thread that wrote the slot (the fused add's h, a partial chunk) also passes a proxy fence
+// before it arrives (release_x in the kernel).
 template <typename T>
-__device__ __forceinline__ void ring_release(unsigned* released, int lane, const void* base, std::int64_t stride,
-                                             Chunk<T>* slots, std::uint64_t* full_bar, int slot, std::int64_t j, int k,
-                                             int pieces, int nslots, std::int64_t rows, std::int64_t full_chunks) {
+__device__ __forceinline__ void ring_release(unsigned* released, std::uint64_t* empty_bar, int lane, const void* base,
+                                             std::int64_t stride, Chunk<T>* slots, std::uint64_t* full_bar, int slot,
+                                             std::int64_t j, int k, int pieces, int nslots, std::int64_t rows,
+                                             std::int64_t full_chunks) {
+  mbarrier_arrive(&empty_bar[slot]);  // every thread: its own reads of this fill
   __syncwarp();
-  if (lane == 0 && (atomicAdd(&released[slot], 1u) & (kRingWarps - 1)) == kRingWarps - 1) {
-    int kk = k + nslots;
-    std::int64_t jj = j;
-    while (kk >= pieces) kk -= pieces, ++jj;  // at most nslots steps
-    if (jj < rows) ring_load<T>(base, stride, slots, full_bar, slot, jj, kk, full_chunks);
+  if (lane == 0) {
+    const unsigned before = atomicAdd(&released[slot], 1u);
+    if ((before & (kRingWarps - 1)) == kRingWarps - 1) {
+      int kk = k + nslots;
+      std::int64_t jj = j;
+      while (kk >= pieces) kk -= pieces, ++jj;  // at most nslots steps
+      if (jj < rows) {
+        mbarrier_wait(&empty_bar[slot], (before / kRingWarps) & 1u);  // every warp's reads of this fill
+        fence_proxy_async_shared();  // ... before the async proxy's write
+        ring_load<T>(base, stride, slots, full_bar, slot, jj, kk, full_chunks);
+      }
+    }
   }
 }
 
@@ -65,12 +82,13 @@ __device__ __forceinline__ void ring_release(unsigned* released, int lane, const
 // registers from the first pass on (kRingHeldPieces chunks, 32 registers), so a slot is let go as
 // soon as the first pass has read it and the ring runs up to a whole ring ahead of the block;
 // otherwise a slot is let go after the last pass over it. The same arithmetic either way.
-inline constexpr int kRingHeldPieces = 8;
-
-template <typename T, typename G, bool kQuant, bool kAdd, bool kHeld>
+// kWeights (held rows, 16-bit weights, ring.weights): the row's weights are copied into shared
+// memory once per block, in front of the slots, and the output pass reads them there.
+template <typename T, typename G, bool kQuant, bool kAdd, bool kHeld, bool kWeights>
 __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Ring ring) {
   constexpr Mutant M = Mutant::none;
   static_assert(!kHeld || (sizeof(T) == 2 && !kQuant), "held rows: 16-bit chunks (4 registers each), no FP8 output");
+  static_assert(!kWeights || (kHeld && sizeof(G) == 2), "staged weights: held rows, 16-bit weights (16-byte chunks)");
   // Weight chunks loaded at once in the output passes (one L2 round trip for the group's pieces
   // instead of one each: the weights of a row this long do not stay in L1 beside the ring).
   // Fewer where the registers are short (they spill at the 64 registers of 1024 threads
@@ -81,14 +99,19 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   __shared__ std::uint64_t full_o[kAdd ? kRingMaxSlots : 1];
   __shared__ unsigned released_x[kRingMaxSlots];
   __shared__ unsigned released_o[kAdd ? kRingMaxSlots : 1];
+  __shared__ std::uint64_t empty_x[kRingMaxSlots];
+  __shared__ std::uint64_t empty_o[kAdd ? kRingMaxSlots : 1];
+  __shared__ std::uint64_t full_w;  // the staged weights (kWeights)
   // The row reductions' partials, double-buffered by row: no block barrier separates one row's
   // reads of them from the next row's writes other than that row's own reduction.
   __shared__ float sum_partials[2][kWarp];
   __shared__ float max_partials[2][kWarp];
-  static_assert(sizeof(full_x) + sizeof(full_o) + sizeof(released_x) + sizeof(released_o) + sizeof(sum_partials) +
-                        sizeof(max_partials) <= kRingStaticSmem,
+  static_assert(sizeof(full_x) + sizeof(full_o) + sizeof(released_x) + sizeof(released_o) + sizeof(empty_x) +
+                        sizeof(empty_o) + sizeof(full_w) +
+                        sizeof(sum_partials) + sizeof(max_partials) <= kRingStaticSmem,
                 "kRingStaticSmem covers the kernel's static shared memory");
-  Chunk<T>* const xs = reinterpret_cast<Chunk<T>*>(smem_ring);
+  Chunk<G>* const ws = reinterpret_cast<Chunk<G>*>(smem_ring);  // kWeights: P pieces of weights
+  Chunk<T>* const xs = reinterpret_cast<Chunk<T>*>(smem_ring + (kWeights ? std::int64_t{ring.pieces} * kRingSlotChunks : 0));
   Chunk<T>* const os = xs + std::int64_t{ring.x_slots} * kRingSlotChunks;
 
   const int t = static_cast<int>(threadIdx.x);
@@ -115,19 +138,32 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   };
 
   if (t == 0) {
-    for (int i = 0; i < SX; ++i) mbarrier_init(&full_x[i], 1), released_x[i] = 0;
+    for (int i = 0; i < SX; ++i) mbarrier_init(&full_x[i], 1), mbarrier_init(&empty_x[i], kRingThreads), released_x[i] = 0;
     if constexpr (kAdd) {
-      for (int i = 0; i < SO; ++i) mbarrier_init(&full_o[i], 1), released_o[i] = 0;
+      for (int i = 0; i < SO; ++i) mbarrier_init(&full_o[i], 1), mbarrier_init(&empty_o[i], kRingThreads), released_o[i] = 0;
     }
+    if constexpr (kWeights) mbarrier_init(&full_w, static_cast<unsigned>(P));
     mbarrier_init_fence();
     for (int i = 0; i < SX && i / P < my_rows; ++i) ring_load<T>(p.x, p.x_stride, xs, full_x, i, i / P, i % P, full);
     if constexpr (kAdd) {
       for (int i = 0; i < SO && i / P < my_rows; ++i) ring_load<T>(p.o, p.o_stride, os, full_o, i, i / P, i % P, full);
     }
+    // The staged weights, after the rows' first pieces: one copy per piece (no bytes without
+    // weights: the phase then completes at once).
+    if constexpr (kWeights) {
+      const bool none = p.convention == static_cast<int>(Convention::no_weight);
+      for (int k = 0; k < P; ++k) {
+        const std::int64_t first = std::int64_t{k} * kRingSlotChunks;
+        const std::int64_t n = none ? 0 : std::max<std::int64_t>(0, std::min<std::int64_t>(full - first, kRingSlotChunks));
+        bulk_copy_to_shared(ws + first, static_cast<const G*>(p.g) + (none ? 0 : first * kChunk),
+                            static_cast<unsigned>(n * static_cast<std::int64_t>(sizeof(Chunk<G>))), &full_w);
+      }
+    }
   }
   __syncthreads();
 
-  RingPos xrow;  // piece 0 of the current row in the x ring
+  RingPos xrow;  // piece 0 of the current row in the x ring (rows not held)
+  [[maybe_unused]] RingPos xpos;  // the next piece of the x ring (held rows: a slot is read once)
   RingPos opos;  // the next piece of the o ring
   [[maybe_unused]] Chunk<T> hold[kHeld ? kRingHeldPieces : 1];
   for (std::int64_t j = 0; j < my_rows; ++j) {
@@ -135,16 +171,17 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
     const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
     T* xw = kAdd ? static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T)) : nullptr;
-    auto x_slot = [&](int k) -> Chunk<T>& {
-      return xs[std::int64_t{xrow.plus(k, SX).slot} * kRingSlotChunks + t];
-    };
+    // Piece k's place in the x ring: when held, the pieces are read once, in order, so a running
+    // position serves (and the ring may hold fewer slots than the row has pieces).
+    auto x_pos = [&](int k) { return kHeld ? xpos : xrow.plus(k, SX); };
+    auto x_slot = [&](int k) -> Chunk<T>& { return xs[std::int64_t{x_pos(k).slot} * kRingSlotChunks + t]; };
     // A warp is done with x's piece k: after the first pass when held, else after the last. A
     // thread that wrote its slot position (h under the fused add, the partial chunk; never when
     // held) orders that write before the copy engine's next one there (the proxy fence: generic
     // writes, then an async-proxy write); reads need none.
     auto release_x = [&](int k) {
       if (!kHeld && (kAdd || (n_tail > 0 && std::int64_t{k} * kRingSlotChunks + t == full))) fence_proxy_async_shared();
-      ring_release<T>(released_x, lane, p.x, p.x_stride, xs, full_x, xrow.plus(k, SX).slot, j, k, P, SX, my_rows, full);
+      ring_release<T>(released_x, empty_x, lane, p.x, p.x_stride, xs, full_x, x_pos(k).slot, j, k, P, SX, my_rows, full);
     };
 
     // Pass 1: h (the fused add writes it to the residual, and to x's slot unless held), Σh²,
@@ -152,7 +189,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     SumSquares<T, M> ss;
     for_pieces(std::integral_constant<int, 1>{}, [&](int k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
-      const RingPos xp = xrow.plus(k, SX);
+      const RingPos xp = x_pos(k);
       mbarrier_wait(&full_x[xp.slot], xp.parity);
       if constexpr (kAdd) mbarrier_wait(&full_o[opos.slot], opos.parity);
       Chunk<T> h = zero_chunk<T>();
@@ -181,9 +218,10 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
       if constexpr (kHeld) {
         hold[k] = h;
         release_x(k);
+        xpos.step(SX);
       }
       if constexpr (kAdd) {  // o is read once (reads need no proxy fence)
-        ring_release<T>(released_o, lane, p.o, p.o_stride, os, full_o, opos.slot, j, k, P, SO, my_rows, full);
+        ring_release<T>(released_o, empty_o, lane, p.o, p.o_stride, os, full_o, opos.slot, j, k, P, SO, my_rows, full);
         opos.step(SO);
       }
     });
@@ -191,10 +229,20 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     const float r = rstd_of<M>(sum, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
-    // The output passes take the weights kGroup pieces at a time (zeros past the row).
+    // The output passes take the weights kGroup pieces at a time (zeros past the row), from
+    // shared memory where staged (the partial chunk, and no weights at all, as elsewhere).
+    if constexpr (kWeights) mbarrier_wait(&full_w, 0);
     auto weights_group = [&](int k0, Chunk<G> (&gw)[kGroup]) {
 #pragma unroll
-      for (int u = 0; u < kGroup; ++u) gw[u] = weight_chunk<G>(p, std::int64_t{k0 + u} * kRingSlotChunks + t, full, n_tail);
+      for (int u = 0; u < kGroup; ++u) {
+        const std::int64_t c = std::int64_t{k0 + u} * kRingSlotChunks + t;
+        if constexpr (kWeights) {
+          gw[u] = c < full && p.convention != static_cast<int>(Convention::no_weight) ? ws[c]
+                                                                                      : weight_chunk<G>(p, c, full, n_tail);
+        } else {
+          gw[u] = weight_chunk<G>(p, c, full, n_tail);
+        }
+      }
     };
     auto y_chunk = [&](int k, const Chunk<G>& gw, float (&y)[kChunk]) {
       float w[kChunk];
@@ -258,8 +306,10 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         if constexpr (!kHeld) release_x(k);
       });
     }
-    xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...
-    if (P == SX) xrow.parity ^= 1u;  // ...and P == SX lands on the same slot one fill later
+    if constexpr (!kHeld) {
+      xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...
+      if (P == SX) xrow.parity ^= 1u;  // ...and P == SX lands on the same slot one fill later
+    }
   }
 }
 

@@ -145,9 +145,9 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows one block wo
 }
 
 // fwd.bulk_ring's hint alone (its capability check asks the device for bulk copies; the choice
-// itself is tested in test_gpu_forward): the fused add of 16-bit rows of 57344 < D <= 65536
-// without FP8 outputs, from R = 512.
-TEST_CASE("forward dispatch hint: fwd.bulk_ring takes the 16-bit fused add of 57344 < D <= 65536 from R = 512", "[host]") {
+// itself is tested in test_gpu_forward): 16-bit rows of 40960 < D without FP8 outputs, the fused
+// add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096.
+TEST_CASE("forward dispatch hint: fwd.bulk_ring takes 16-bit rows of 40960 < D: the fused add to 65536 from R = 512, the forward to 57344 from R = 4096", "[host]") {
   const rmsnorm::Variant* ring = rmsnorm::find_variant("fwd.bulk_ring");
   REQUIRE(ring != nullptr);
   REQUIRE(ring->preferred_forward != nullptr);
@@ -155,11 +155,25 @@ TEST_CASE("forward dispatch hint: fwd.bulk_ring takes the 16-bit fused add of 57
     return ring->preferred_forward(harness::probe_forward(x, rows, dim, fp8, add));
   };
   CHECK(prefers(DType::bf16, 512, 65536, false, /*add=*/true));
-  CHECK(prefers(DType::f16, 32768, 57345, false, /*add=*/true));
+  CHECK(prefers(DType::f16, 32768, 40961, false, /*add=*/true));
+  CHECK(prefers(DType::bf16, 4096, 49152, false, /*add=*/true));
   CHECK_FALSE(prefers(DType::bf16, 511, 65536, false, /*add=*/true));
-  CHECK_FALSE(prefers(DType::bf16, 4096, 57344, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 40960, false, /*add=*/true));
   CHECK_FALSE(prefers(DType::bf16, 4096, 65537, false, /*add=*/true));
-  CHECK_FALSE(prefers(DType::bf16, 4096, 65536));
   CHECK_FALSE(prefers(DType::bf16, 4096, 65536, /*fp8=*/true, /*add=*/true));
   CHECK_FALSE(prefers(DType::f32, 4096, 65536, false, /*add=*/true));
+  // The plain forward (16-bit weights: the probe's weights are of the row's type).
+  CHECK(prefers(DType::bf16, 4096, 57344));
+  CHECK(prefers(DType::f16, 32768, 40961));
+  CHECK_FALSE(prefers(DType::bf16, 4095, 49152));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 40960));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 57345));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 65536));
+  CHECK_FALSE(prefers(DType::bf16, 4096, 49152, /*fp8=*/true));
+  CHECK_FALSE(prefers(DType::f32, 4096, 49152));
+  rmsnorm::ForwardArgs fp32_weights = harness::probe_forward(DType::bf16, 4096, 49152, false, false);
+  fp32_weights.g_type = DType::f32;
+  CHECK_FALSE(ring->preferred_forward(fp32_weights));
+  fp32_weights.convention = rmsnorm::Convention::no_weight;  // no weights: the row's type
+  CHECK(ring->preferred_forward(fp32_weights));
 }

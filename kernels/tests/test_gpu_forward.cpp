@@ -613,22 +613,31 @@ TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", 
   CHECK(pick(DType::bf16, 64, 65544) == "fwd.large_d");                        // beyond 65536
 }
 
-// The dispatch hint of fwd.bulk_ring (forward_launch.cuh, bulk_ring_preferred): the fused add of
-// 16-bit rows of 57344 < D <= 65536 without FP8 outputs, from R = 512. Its capability check asks
-// the device for bulk copies (sm_90), so this runs here; test_dispatch checks the hint alone.
-TEST_CASE("the dispatcher's forward choice for the fused add of rows near 65536: fwd.bulk_ring", "[gpu]") {
+// The dispatch hint of fwd.bulk_ring (forward_launch.cuh, bulk_ring_preferred): 16-bit rows of
+// 40960 < D without FP8 outputs, the fused add to D = 65536 from R = 512, the plain forward with
+// 16-bit weights to D = 57344 from R = 4096. Its capability check asks the device for bulk copies
+// (sm_90), so this runs here; test_dispatch checks the hint alone.
+TEST_CASE("the dispatcher's forward choice for 16-bit rows of 40960 < D: fwd.bulk_ring", "[gpu]") {
   auto pick = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
     const rmsnorm::Variant* v = rmsnorm::pick_forward(harness::probe_forward(x, rows, dim, fp8, add), rmsnorm::Memory::device);
     return v ? v->name : std::string("none");
   };
   CHECK(pick(DType::bf16, 512, 65536, false, /*add=*/true) == "fwd.bulk_ring");
   CHECK(pick(DType::f16, 32768, 57352, false, /*add=*/true) == "fwd.bulk_ring");
+  CHECK(pick(DType::bf16, 4096, 40968, false, /*add=*/true) == "fwd.bulk_ring");
+  CHECK(pick(DType::bf16, 4096, 49152) == "fwd.bulk_ring");                        // the plain forward
+  CHECK(pick(DType::f16, 32768, 57344) == "fwd.bulk_ring");
   CHECK(pick(DType::bf16, 511, 65536, false, /*add=*/true) == "fwd.large_d");      // fewer rows
-  CHECK(pick(DType::bf16, 4096, 57344, false, /*add=*/true) == "fwd.large_d");     // narrower rows
+  CHECK(pick(DType::bf16, 4096, 40960, false, /*add=*/true) == "fwd.large_d");     // narrower rows
   CHECK(pick(DType::bf16, 4096, 65544, false, /*add=*/true) == "fwd.large_d");     // wider rows
-  CHECK(pick(DType::bf16, 4096, 65536) == "fwd.large_d");                          // the plain forward
+  CHECK(pick(DType::bf16, 4096, 65536) == "fwd.large_d");                          // the plain forward past 57344
+  CHECK(pick(DType::bf16, 4095, 49152) == "fwd.large_d");                          // ... below 4096 rows
+  CHECK(pick(DType::bf16, 512, 49152) == "fwd.large_d_pair");                      // ... the pair's 256-512 rows
   CHECK(pick(DType::bf16, 4096, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");  // FP8 outputs
-  CHECK(pick(DType::f32, 4096, 32768, false, /*add=*/true) == "fwd.large_d");      // fp32 rows
+  CHECK(pick(DType::f32, 4096, 49152, false, /*add=*/true) == "fwd.large_d");      // fp32 rows
+  rmsnorm::ForwardArgs fp32_weights = harness::probe_forward(DType::bf16, 4096, 49152);
+  fp32_weights.g_type = DType::f32;
+  CHECK(rmsnorm::pick_forward(fp32_weights, rmsnorm::Memory::device)->name == "fwd.large_d");  // fp32 weights
 }
 
 // fwd.block_row runs a block per row; for the 16-bit plain forward of rows over 8192, the fp32

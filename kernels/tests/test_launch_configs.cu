@@ -277,7 +277,8 @@ int main() {
   // fwd.bulk_ring: a whole row in the x ring (pieces <= x slots, every chunk in one of its pieces),
   // the fused add with at least one o slot, the ring within the budget and the slot cap, the
   // static shared memory (the slots' mbarriers) beside it within the block's opt-in limit; and the
-  // declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit.
+  // declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit; and the
+  // geometry with the weights staged (below).
   {
     const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, 1);
     for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
@@ -301,9 +302,32 @@ int main() {
           if (r.x_slots < r.pieces) fail(at + ": the row exceeds the x ring");
           if ((r.o_slots >= 1) != add) fail(at + ": o slots " + std::to_string(r.o_slots));
           if (r.x_slots + r.o_slots > fwd::kRingMaxSlots) fail(at + ": more slots than mbarriers");
+          if (r.weights) fail(at + ": weights staged unasked");
           if (static_cast<std::int64_t>(m.bytes) != (r.x_slots + r.o_slots) * slot || static_cast<std::int64_t>(m.bytes) > budget ||
               m.bytes + fwd::kRingStaticSmem > kOptinPerBlock || m.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
             fail(at + ": shared memory " + std::to_string(m.bytes));
+          ++checked;
+          // Staged weights (16-bit rows held, 16-bit weights): the weights of P pieces in front of
+          // the slots, at least kRingStagedMinSlots slots per ring, all within the same limits;
+          // where they do not fit (or the row is not held), the geometry above, unchanged.
+          if (chunk_bytes != 16) continue;
+          const fwd::RingSmem w = fwd::bulk_ring_smem(d, chunk_bytes, add, budget, 16);
+          const fwd::Ring& q = w.ring;
+          if (!q.weights) {
+            if (q.pieces != r.pieces || q.x_slots != r.x_slots || q.o_slots != r.o_slots || w.bytes != m.bytes)
+              fail(at + ": weights not staged, yet another geometry");
+            if (r.pieces <= fwd::kRingHeldPieces && budget - r.pieces * slot >= (add ? 2 : 1) * fwd::kRingStagedMinSlots * slot)
+              fail(at + ": staged weights that fit, not taken");
+          } else {
+            if (q.pieces != r.pieces || q.pieces > fwd::kRingHeldPieces) fail(at + ": weights staged for a row not held");
+            if (q.x_slots < fwd::kRingStagedMinSlots || (add ? q.o_slots < fwd::kRingStagedMinSlots : q.o_slots != 0))
+              fail(at + ": staged ring x " + std::to_string(q.x_slots) + " o " + std::to_string(q.o_slots));
+            if (q.x_slots + q.o_slots > fwd::kRingMaxSlots) fail(at + ": staged: more slots than mbarriers");
+            const std::int64_t bytes = std::int64_t{q.pieces} * slot + (q.x_slots + q.o_slots) * slot;
+            if (static_cast<std::int64_t>(w.bytes) != bytes || bytes > budget || w.bytes + fwd::kRingStaticSmem > kOptinPerBlock ||
+                w.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
+              fail(at + ": staged shared memory " + std::to_string(w.bytes));
+          }
           ++checked;
         }
       }
