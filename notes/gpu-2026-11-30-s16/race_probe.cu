@@ -12,6 +12,7 @@
 //   8 mode 4 with the proxy fence after the wait (the ring's protocol, session 16, final)
 //   9 every thread arrives on `empty` (64 arrivals), thread 32 waits and refills
 //  10 mode 9 with the proxy fence after the wait
+//  11 each warp's lane 0 arrives with a count of 32 after __syncwarp (64 a phase)
 //   5 bar, old refill: mode 0 with arrive.expect_tx before the copy (main's order)
 // Every refill: expect_tx; copy; arrive (release) on `full`; readers wait `full` parity 1.
 #include <cstdio>
@@ -76,6 +77,10 @@ __global__ void probe(const uint4* g, uint4* out, int mode) {
       if (mode == 10) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       refill(buf, g + 256, 4096, &full);
     }
+  } else if (mode == 11) {
+    __syncwarp();
+    if (lane == 0) asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 _, [%0], 32;" ::"r"(sa(&empty)) : "memory");
+    if (t == 32) { wait(&empty, 0); refill(buf, g + 256, 4096, &full); }
   } else if (mode == 2) {
     if (t == 32) refill(buf, g + 256, 4096, &full);
   } else {
