@@ -147,12 +147,13 @@ if has sanitize; then
         compute-sanitizer --tool $tool --error-exitcode 9 $B/properties/properties_suite -w NoTests "*(CUDA variants)*" "~P18*" \
         > "$OUT/san_props_${glob//\*/x}_$tool.log" 2>&1; RESULT[san_${glob//\*/x}_$tool]=$?
     done
-    # Corpus cases aimed at a persistent kernel's reuse of shared memory, replayed under the tool
-    # with one variant each (SAN_REPLAY="<case file>:<variant> ..."). The property cases are few
+    # Corpus cases aimed at a persistent kernel's reuse of shared memory (the ring's two, and the
+    # cp.async stage rings of fwd.staged_rows and bwd.staged_rows wrapping), replayed under the
+    # tool with one variant each (SAN_REPLAY="<case file>:<variant> ..."). The property cases are few
     # rows, so a ring that refills its slots only past the first row per block never did so under
     # racecheck there (session 16: main's dispatched fwd.bulk_ring was reported on its own
     # regression case, never replayed under racecheck before).
-    for fv in ${SAN_REPLAY:-corpora/regressions/forward_ring_partials_race.case:fwd.bulk_ring corpora/regressions/forward_ring_release_order.case:fwd.bulk_ring}; do
+    for fv in ${SAN_REPLAY:-corpora/regressions/forward_ring_partials_race.case:fwd.bulk_ring corpora/regressions/forward_ring_release_order.case:fwd.bulk_ring corpora/paths/fwd_staged_fp8_rows_per_block.case:fwd.staged_rows corpora/paths/bwd_staged_stage_wrap.case:bwd.staged_rows.vec8}; do
       f=${fv%%:*}; v=${fv#*:}; n=$(basename "$f" .case)
       timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/cli/rmsnorm-cert replay "$f" --variant "$v" \
         > "$OUT/san_replay_${n}_$tool.log" 2>&1; RESULT[san_replay_${n}_$tool]=$?
