@@ -684,8 +684,9 @@ Status run_large_d_pair(const ForwardArgs& a) {
 // 4096 / 8192 / 32768, 1.03-1.11x the better of the two (0.81-0.83); at D = 32768 it ran 0.81-0.84
 // where the pair ran 0.92-0.95; FP8 forms lost or tied everywhere. Session 16 (calls 2-6, the
 // same comparison at D = 40960-65536; call 6 the final form, every thread arriving on the slot's
-// empty mbarrier): the fused add at 49152-65536 0.84-0.90 against 0.79-0.84, at 40960 behind
-// fwd.large_d from R = 4096 (0.84-0.85 against 0.89-0.91); the plain forward, weights staged, at
+// empty mbarrier): the fused add at 49152-65536 0.84-0.90 against 0.78-0.84 (at 32768 x 49152
+// fwd.large_d ran 0.81-0.90 across the calls: a tie there), at 40960 behind fwd.large_d from
+// R = 4096 (0.84-0.85 against 0.89-0.91); the plain forward, weights staged, at
 // 49152 0.75-0.78 from R = 4096 against 0.71-0.73 (1.06-1.07x), at 57344 a tie with fwd.large_d
 // (0.75-0.78 both), at 40960 a tie with the pair, behind fwd.large_d at 65536 (0.78 against
 // 0.81-0.83: 6 x slots for 8 pieces beside the weights, so each row waits for its last two pieces
