@@ -182,13 +182,17 @@ struct RowsShape {
   DType t;
   Quant quant;
   bool add;
+  Convention conv = Convention::standard;
+  bool g32 = false;  // fp32 weights (else the row's type)
 };
 Spec rows_spec(const RowsShape& sh) {
   Spec s;
   s.dim = sh.dim;
   s.rows = sh.rows;
-  s.x = s.g = sh.t;
+  s.x = sh.t;
+  s.g = sh.g32 ? DType::f32 : sh.t;
   s.y = sh.quant == Quant::none ? sh.t : DType::e4m3;
+  s.conv = sh.conv;
   s.quant = sh.quant;
   s.add = sh.add;
   s.seed = ++g_seed_counter;
@@ -225,7 +229,8 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
     const std::int64_t k = 5;
     const harness::RawForward h = harness::execute_forward(v, harness::first_rows(c, k), l);
     INFO(v.name << " D=" << sh.rows.dim << " R=" << sh.rows.rows << " x=" << rmsnorm::to_string(sh.rows.t)
-                << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad);
+                << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad
+                << " conv=" << rmsnorm::to_string(sh.rows.conv) << " g32=" << sh.rows.g32);
     REQUIRE(a.status.ok());
     REQUIRE(h.status.ok());
     CHECK(a.result.y == b.result.y);
@@ -561,7 +566,9 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 // a partial last chunk (D mod 8 != 0, read from global memory by its thread), alone in its piece
 // (D = 8193: that piece's copy moves no bytes); a row of one piece; padded, 16-byte rows; rows
 // held in registers (16-bit, no FP8, at most 8 pieces: slots let go after the first pass) and
-// not (FP8 outputs, fp32, more pieces), with and without a partial chunk. Each
+// not (FP8 outputs, fp32, more pieces), with and without a partial chunk; the plain forward's
+// weights staged in shared memory (16-bit weights: every convention, none at all included, whose
+// copies move no bytes) and not (fp32 weights). Each
 // shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
 // and it equals fwd.large_d (the same mapping and order) bit for bit: y, rstd, FP8 scales, the
 // residual.
@@ -579,6 +586,10 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
       {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},   {{8, 5000, DType::f16, Quant::none, true}, 0},
       {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::per_block, true}, 0},
       {{49157, 300, DType::f16, Quant::none, true}, 3},             {{8193, 600, DType::bf16, Quant::none, false}, 7},
+      {{65536, 300, DType::bf16, Quant::none, false, Convention::no_weight}, 0},
+      {{57344, 300, DType::f16, Quant::none, false, Convention::gemma}, 8},
+      {{49157, 300, DType::bf16, Quant::none, false, Convention::llama}, 3},
+      {{65536, 300, DType::bf16, Quant::none, false, Convention::standard, /*g32=*/true}, 0},
   }, large_d);
   // Beyond the ring: a row of more pieces than slots is declined with its reason, nothing launched.
   {
