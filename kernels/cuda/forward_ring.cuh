@@ -23,10 +23,9 @@
 // without FP8 outputs: the ring then runs up to S pieces ahead of the block), else after its last
 // pass (S - P pieces ahead while a row is reduced and stored). The fused add streams o through a
 // ring of its own (o is dead once h = RN(x + o) is formed), released piece by piece in the first
-// pass. Held rows with 16-bit weights keep the row's weights in shared memory, copied once per
-// block, and the ring takes what is left (kRingStagedMinSlots below). H200, session 15: the fused add at D = 65536 0.84-0.91 of the copy (1.03-1.11x the
-// large-D paths, dispatched there); the plain forward 0.70-0.74 (fwd.large_d 0.80-0.83: not
-// taken); the record of the four forms measured is notes/PERF.md, session 15.
+// pass. The plain forward of held rows with 16-bit weights keeps the row's weights in shared
+// memory, copied once per block, and the ring takes what is left (kRingStagedMinSlots below).
+// H200: the record of the forms measured is notes/PERF.md, sessions 15 and 16.
 //
 // Bulk copies move whole 16-byte units: a piece's copy takes its full chunks, and a row's partial
 // last chunk (D mod 8 ≠ 0) is read by its thread from global memory in the first pass (and, when
@@ -45,9 +44,9 @@ inline constexpr int kRingThreads = kSmemThreads;      // 1024: fwd.large_d's ma
 inline constexpr int kRingSlotChunks = kRingThreads;    // one chunk per thread per piece
 inline constexpr int kRingMaxSlots = 16;
 // The kernel's static shared memory at most: both rings' full and empty barriers and release
-// counts, the staged weights' barrier, the row reductions' partials (sums and maxima, double-buffered); the
-// kernel asserts it, and test_launch_configs adds it to the ring's dynamic bytes against the
-// block's limit.
+// counts, the staged weights' barrier, the row reductions' partials (sums and maxima,
+// double-buffered); the kernel asserts it, and test_launch_configs adds it to the ring's dynamic
+// bytes against the block's limit.
 inline constexpr std::size_t kRingStaticSmem = 2 * kRingMaxSlots * (2 * sizeof(std::uint64_t) + sizeof(unsigned)) +
                                                sizeof(std::uint64_t) + 2 * 2 * kWarp * sizeof(float);
 // The declared widths on a device of 227 KB of shared memory per block (the H100 / H200): 14
@@ -57,9 +56,10 @@ inline constexpr std::int64_t kRingMaxDim32 = 7 * kRingSlotChunks * kChunk;
 // Held rows: 16-bit rows of at most this many pieces without FP8 outputs are kept in registers
 // from the first pass on (8 chunks a thread, 32 registers), so a slot is let go once read.
 inline constexpr int kRingHeldPieces = 8;
-// Staged weights: where the row is held and the weights are 16-bit, the weights of the whole row
-// are copied into shared memory once per block (P slots' worth), and the ring takes what is left,
-// at least kRingStagedMinSlots slots per ring. A held row needs no whole row in the ring (its
+// Staged weights: in the plain forward, where the row is held and the weights are 16-bit, the
+// weights of the whole row are copied into shared memory once per block (P slots' worth), and the
+// x ring takes what is left, at least kRingStagedMinSlots slots. (The fused add is not staged: its
+// x and o rings beside the weights ran slower, session 16, call 1.) A held row needs no whole row in the ring (its
 // slots are let go after the first pass), so the ring may hold fewer slots than the row has
 // pieces there. Why: the output pass of the ring's forward waited on an L2 round trip per group
 // of weights (H200, session 15, call 8: 34 % of the stall samples at bf16 8192 x 65536): a 128 KB
@@ -70,9 +70,9 @@ inline constexpr int kRingStagedMinSlots = 2;
 // test_launch_configs checks it for every D without a GPU. slots = what the budget holds (at most
 // kRingMaxSlots); the fused add gives o about half of what the row leaves over (at least one).
 // pieces == 0: the row does not fit (fewer slots than pieces, the fused add's o slot included).
-// weight_chunk_bytes > 0 asks for staged weights (the caller runs the held form with 16-bit
-// weights): taken where the row is held (pieces <= kRingHeldPieces) and the ring left beside the
-// weights has kRingStagedMinSlots slots per ring; x and o then split it evenly (o the smaller).
+// weight_chunk_bytes > 0 asks for staged weights (the caller runs the held plain forward with
+// 16-bit weights): taken without the fused add where the row is held (pieces <= kRingHeldPieces)
+// and the x ring left beside the weights has kRingStagedMinSlots slots.
 struct Ring {
   int pieces = 0;   // P: pieces (slots) per row
   int x_slots = 0;  // S: the x ring
@@ -90,13 +90,12 @@ inline RingSmem bulk_ring_smem(std::int64_t dim, std::int64_t chunk_bytes, bool 
   const std::int64_t chunks = (dim + kChunk - 1) / kChunk;
   const std::int64_t pieces = (chunks + kRingSlotChunks - 1) / kRingSlotChunks;
   if (dim < 1) return m;
-  if (weight_chunk_bytes > 0 && pieces <= kRingHeldPieces) {
+  if (weight_chunk_bytes > 0 && !add && pieces <= kRingHeldPieces) {
     const std::int64_t w_bytes = pieces * kRingSlotChunks * weight_chunk_bytes;
-    const std::int64_t left = std::min<std::int64_t>(std::max<std::int64_t>(budget - w_bytes, 0) / slot_bytes, kRingMaxSlots);
-    if (left >= (add ? 2 : 1) * kRingStagedMinSlots) {
-      const std::int64_t o = add ? left / 2 : 0;
-      m.ring = {static_cast<int>(pieces), static_cast<int>(left - o), static_cast<int>(o), 1};
-      m.bytes = static_cast<std::size_t>(w_bytes + left * slot_bytes);
+    const std::int64_t x = std::min<std::int64_t>(std::max<std::int64_t>(budget - w_bytes, 0) / slot_bytes, kRingMaxSlots);
+    if (x >= kRingStagedMinSlots) {
+      m.ring = {static_cast<int>(pieces), static_cast<int>(x), 0, 1};
+      m.bytes = static_cast<std::size_t>(w_bytes + x * slot_bytes);
       return m;
     }
   }

@@ -178,7 +178,8 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     // A warp is done with x's piece k: after the first pass when held, else after the last. A
     // thread that wrote its slot position (h under the fused add, the partial chunk; never when
     // held) orders that write before the copy engine's next one there (the proxy fence: generic
-    // writes, then an async-proxy write); reads need none.
+    // writes, then an async-proxy write); reads are ordered by the slot's empty barrier and the
+    // refiller's fence (ring_release).
     auto release_x = [&](int k) {
       if (!kHeld && (kAdd || (n_tail > 0 && std::int64_t{k} * kRingSlotChunks + t == full))) fence_proxy_async_shared();
       ring_release<T>(released_x, empty_x, lane, p.x, p.x_stride, xs, full_x, x_pos(k).slot, j, k, P, SX, my_rows, full);
@@ -220,7 +221,7 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         release_x(k);
         xpos.step(SX);
       }
-      if constexpr (kAdd) {  // o is read once (reads need no proxy fence)
+      if constexpr (kAdd) {  // o is read once
         ring_release<T>(released_o, empty_o, lane, p.o, p.o_stride, os, full_o, opos.slot, j, k, P, SO, my_rows, full);
         opos.step(SO);
       }

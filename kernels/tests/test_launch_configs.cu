@@ -307,23 +307,24 @@ int main() {
               m.bytes + fwd::kRingStaticSmem > kOptinPerBlock || m.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
             fail(at + ": shared memory " + std::to_string(m.bytes));
           ++checked;
-          // Staged weights (16-bit rows held, 16-bit weights): the weights of P pieces in front of
-          // the slots, at least kRingStagedMinSlots slots per ring, all within the same limits;
-          // where they do not fit (or the row is not held), the geometry above, unchanged.
+          // Staged weights (the plain forward of 16-bit rows held, 16-bit weights): the weights
+          // of P pieces in front of at least kRingStagedMinSlots x slots, all within the same
+          // limits; the fused add never, and where they do not fit (or the row is not held) the
+          // geometry above, unchanged.
           if (chunk_bytes != 16) continue;
           const fwd::RingSmem w = fwd::bulk_ring_smem(d, chunk_bytes, add, budget, 16);
           const fwd::Ring& q = w.ring;
           if (!q.weights) {
             if (q.pieces != r.pieces || q.x_slots != r.x_slots || q.o_slots != r.o_slots || w.bytes != m.bytes)
               fail(at + ": weights not staged, yet another geometry");
-            if (r.pieces <= fwd::kRingHeldPieces && budget - r.pieces * slot >= (add ? 2 : 1) * fwd::kRingStagedMinSlots * slot)
+            if (!add && r.pieces <= fwd::kRingHeldPieces && budget - r.pieces * slot >= fwd::kRingStagedMinSlots * slot)
               fail(at + ": staged weights that fit, not taken");
           } else {
-            if (q.pieces != r.pieces || q.pieces > fwd::kRingHeldPieces) fail(at + ": weights staged for a row not held");
-            if (q.x_slots < fwd::kRingStagedMinSlots || (add ? q.o_slots < fwd::kRingStagedMinSlots : q.o_slots != 0))
+            if (add || q.pieces != r.pieces || q.pieces > fwd::kRingHeldPieces) fail(at + ": weights staged where not asked");
+            if (q.x_slots < fwd::kRingStagedMinSlots || q.o_slots != 0)
               fail(at + ": staged ring x " + std::to_string(q.x_slots) + " o " + std::to_string(q.o_slots));
-            if (q.x_slots + q.o_slots > fwd::kRingMaxSlots) fail(at + ": staged: more slots than mbarriers");
-            const std::int64_t bytes = std::int64_t{q.pieces} * slot + (q.x_slots + q.o_slots) * slot;
+            if (q.x_slots > fwd::kRingMaxSlots) fail(at + ": staged: more slots than mbarriers");
+            const std::int64_t bytes = std::int64_t{q.pieces} * slot + std::int64_t{q.x_slots} * slot;
             if (static_cast<std::int64_t>(w.bytes) != bytes || bytes > budget || w.bytes + fwd::kRingStaticSmem > kOptinPerBlock ||
                 w.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
               fail(at + ": staged shared memory " + std::to_string(w.bytes));
