@@ -394,9 +394,16 @@ inline constexpr int regs_min_blocks =
 // the fused add 4-15 % slower and the fp32 plain forward 3-7 % slower; so a kernel of its own,
 // launched where it was faster (run_block_row; a kernel argument on every instance had moved
 // their registers too).
+//
+// kLeanY (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
+// held through the scale. The amax pass forms each chunk's y and keeps only its maximum; the
+// quantization pass forms it again (the same operations on the same operands: the same bits) with
+// the weights read a second time (L1). The row's 4 chunks of fp32 y held would take 32 registers
+// a thread, past the 64 that two 512-thread blocks per SM allow.
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged, bool kEarlyW,
-          bool kAhead>
+          bool kAhead, bool kLeanY = false>
 __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {
+  static_assert(!kLeanY || (kQuant && LANES == 0 && !kStaged && !kEarlyW && M == Mutant::none), "lean y: the block form's FP8 product");
   static_assert(!kAhead || (LANES == 0 && !kStaged && !kEarlyW && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || (M == Mutant::none && !kStaged), "early weights: the product's register form");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
@@ -413,10 +420,11 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
   const std::int64_t rows_per_block = kBlock ? 1 : kSubWarpBlock / LANES;
   const std::int64_t sub = kBlock ? 0 : static_cast<int>(threadIdx.x) / LANES;
 
+  using Index = std::conditional_t<kLeanY, int, std::int64_t>;  // kLeanY: D <= 16384
   const std::int64_t D = p.dim;
-  const std::int64_t full = D / kChunk;
+  const Index full = static_cast<Index>(D / kChunk);
   const int n_tail = static_cast<int>(D % kChunk);
-  const std::int64_t nchunks = full + (n_tail > 0 ? 1 : 0);
+  const Index nchunks = full + (n_tail > 0 ? 1 : 0);
 
   // kStaged: slot of tensor q, chunk i of this thread in stage s; one commit group per row
   // (empty past the block's last row, so the group count stays uniform).
@@ -430,7 +438,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T)) : nullptr;
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         if (c < nchunks) {
           stage_chunk(stage_slot(s, 0, i), xr, c, D);
           if constexpr (kAdd) stage_chunk(stage_slot(s, 1, i), orow, c, D);
@@ -475,7 +483,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
     } else {
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
       }
     }
@@ -493,7 +501,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
     if constexpr (kEarlyW) {
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         wc[i] = active ? weight_chunk<G>(p, c, full, n_tail) : zero_chunk<G>();
       }
     }
@@ -502,7 +510,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         const T* orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
-          const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+          const Index c = static_cast<Index>(i) * lanes + t;
           ov[i] = active ? load_row_chunk<T, M, true>(orow, c, full, n_tail) : zero_chunk<T>();
         }
       }
@@ -511,7 +519,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         float a[kChunk], b[kChunk];
         unpack(h[i], a);
         unpack(ov[i], b);
@@ -561,11 +569,58 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         if (!active || c >= nchunks) continue;
         float y[kChunk];
         y_chunk(i, c, y);
         store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
+      }
+    } else if constexpr (kLeanY) {
+      // FP8, y formed twice (kLeanY above): once for the row's amax, once to quantize. h is made
+      // opaque before each pass (no instruction): otherwise ptxas keeps fp32 halves unpacked for
+      // the row sum alive into these passes and spills at 64 registers (bf16, CUDA 13).
+      auto opaque_h = [&] {
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i)
+#pragma unroll
+          for (int k = 0; k < Chunk<T>::kWords; ++k)
+            asm volatile("" : "+r"(h[i].w[k].x), "+r"(h[i].w[k].y), "+r"(h[i].w[k].z), "+r"(h[i].w[k].w));
+      };
+      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+      const Quant mode = static_cast<Quant>(p.quant);
+      float s_row = 0.0f;
+      if (mode == Quant::static_scale) {
+        s_row = *p.scale;
+      } else if (mode == Quant::dynamic_token) {
+        unsigned bits = 0;
+        opaque_h();
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) {
+          const Index c = static_cast<Index>(i) * lanes + t;
+          if (active && c < nchunks) {
+            float y[kChunk];
+            y_chunk(i, c, y);
+            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+          }
+        }
+        const float amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
+        s_row = scale_of<M>(amax, p);
+        if (active && t == 0) p.scale[row] = s_row;
+      }
+      const float inv_row = __fdiv_rn(1.0f, s_row);
+      opaque_h();
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const Index c = static_cast<Index>(i) * lanes + t;
+        const bool mine = active && c < nchunks;
+        float y[kChunk];
+        if (mine) {
+          y_chunk(i, c, y);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[j] = 0.0f;
+        }
+        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
       }
     } else {
       // FP8: y is formed once, kept in registers for the scale and the quantization.
@@ -574,7 +629,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       float y[ITERS][kChunk];
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         if (active && c < nchunks) {
           y_chunk(i, c, y[i]);
         } else {
@@ -589,7 +644,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         unsigned bits = 0;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
-          const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+          const Index c = static_cast<Index>(i) * lanes + t;
           if (active) bits = max(bits, chunk_amax_bits(y[i], c, full, n_tail));
         }
         float amax = __uint_as_float(bits);
@@ -604,7 +659,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       const float inv_row = __fdiv_rn(1.0f, s_row);  // static / dynamic: one reciprocal per row
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
-        const std::int64_t c = static_cast<std::int64_t>(i) * lanes + t;
+        const Index c = static_cast<Index>(i) * lanes + t;
         const bool mine = active && c < nchunks;
         // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
         // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
@@ -612,6 +667,9 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         store_fp8_output<M, kWidth>(p, qr, row, c, mine, t, y[i], inv_row, mode, full, n_tail);
       }
     }
+    // kLeanY: one row per block (the launch has a block per row): no second pass of the loop,
+    // so nothing is held across rows.
+    if constexpr (kLeanY) break;
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
   }
   if constexpr (kStaged) wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
@@ -625,6 +683,16 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
   fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
+}
+// fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
+// 512 threads a row, y formed twice (kLeanY), held to 64 registers so that two blocks share an SM
+// (one row's loads run beside the other's reductions and stores).
+inline constexpr int kLeanYThreads = 512;
+inline constexpr int kLeanYMinBlocks = 2;
+template <typename T, typename G, bool kAdd, int ITERS>
+__global__ void __launch_bounds__(kLeanYThreads, kLeanYMinBlocks) fwd_regs_lean_y_kernel(Params p) {
+  static_assert(sizeof(T) == 2, "16-bit rows");
+  fwd_regs_body<T, G, true, kAdd, 0, ITERS, Mutant::none, false, false, false, true>(p, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

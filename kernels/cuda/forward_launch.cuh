@@ -19,6 +19,12 @@ enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scal
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
+// fwd.block_row's FP8 forms of 16-bit rows (the product) past the 256-thread FP8 blocks' 8192:
+// fwd_regs_lean_y_kernel, up to 512 threads a row (4 chunks each), y formed twice.
+inline constexpr std::int64_t kBlockRowLeanYMaxDim16 = std::int64_t{kLeanYThreads} * kBlockRowIters * kChunk;
+static_assert(kBlockRowLeanYMaxDim16 == 16384, "lean-y rows: 512 threads of 4 chunks");
+
+inline constexpr std::int64_t kMaxGridBlocks = 0x7fffffff;  // gridDim.x
 
 inline std::int64_t chunks_of(std::int64_t dim) { return (dim + kChunk - 1) / kChunk; }
 inline std::int64_t round_up(std::int64_t v, std::int64_t m) { return (v + m - 1) / m * m; }
@@ -272,10 +278,15 @@ Status can_implement(Path path, const ForwardArgs& a) {
   if (path == Path::block_row || path == Path::staged_rows) {
     const bool quant = a.quant != Quant::none;
     const std::int64_t max_threads = quant ? kBlockRowMaxThreads<float, true> : kBlockRowMaxThreads<float, false>;
-    const std::int64_t max_dim = max_threads * kBlockRowIters * kChunk;
+    const bool lean_y = path == Path::block_row && quant && size_of(a.x.type) == 2 && M == Mutant::none;
+    const std::int64_t max_dim = lean_y ? kBlockRowLeanYMaxDim16 : max_threads * kBlockRowIters * kChunk;
     if (D > max_dim)
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(max_dim) + " for " +
-                                                         to_string(a.x.type) + " (the row must fit in registers)");
+                                                         to_string(a.x.type) + (quant ? " with FP8 outputs" : "") +
+                                                         " (the row must fit in registers)");
+    // The lean-y kernel runs one row per block (no row loop): a grid's 2^31 - 1 blocks bound R.
+    if (lean_y && D > kBlockRowMaxThreads<float, true> * kBlockRowIters * kChunk && a.rows > kMaxGridBlocks)
+      return Status::fail(Status::Code::unsupported, who + ": FP8 rows past 8192 run a block per row, R <= 2^31 - 1");
   }
   // fwd.staged_rows only where it was measured faster than fwd.block_row (H200, session 4: FP8
   // outputs of 4096 < D <= 8192, add + FP8 0.77 -> 0.85 of the copy at 8192 x 8192, whose 256-thread
@@ -371,7 +382,7 @@ bool dispatch(const ForwardArgs& a, F&& f) {
 }
 
 inline unsigned grid_for(std::int64_t blocks) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, 0x7fffffff));
+  return static_cast<unsigned>(std::clamp<std::int64_t>(blocks, 1, kMaxGridBlocks));
 }
 
 // ------------------------------------------------------------------------------------------
@@ -454,6 +465,12 @@ Status run_block_row(const ForwardArgs& a) {
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
+    if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ) {  // FP8 rows past the 256-thread blocks
+      if (c.lanes > kBlockRowMaxThreads<T, kQ>) {
+        fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters><<<grid_for(a.rows), c.lanes, 0, s>>>(p);
+        return;
+      }
+    }
     if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
       if (a.rows <= kEarlyWeightsMaxRows) return launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M, true>(p, c.lanes, 1, s);
     }
@@ -625,6 +642,16 @@ inline constexpr std::int64_t kStagedPreferredMaxRows = 2047;
 inline bool staged_rows_preferred(const ForwardArgs& a) {
   return a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim >= kStagedPreferredMinDim &&
          a.rows >= kStagedPreferredMinRows && a.rows <= kStagedPreferredMaxRows;
+}
+
+// The dispatch hint of fwd.block_row: everywhere it implements, except FP8 outputs of 16-bit rows
+// past 8192 (the lean-y kernel, 512-thread blocks of 4 chunks a thread, two per SM) below
+// kLeanYMinRows rows. PLACEHOLDER: measured in session 17 (see below).
+inline constexpr std::int64_t kLeanYMinRows = 256;
+inline bool block_row_preferred(const ForwardArgs& a) {
+  const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 &&
+                      a.dim > std::int64_t{kBlockRowMaxThreads<float, true>} * kBlockRowIters * kChunk;
+  return !lean_y || a.rows >= kLeanYMinRows;
 }
 
 // The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured

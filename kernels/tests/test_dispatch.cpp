@@ -65,7 +65,9 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, the 16-
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
-  CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.block_row");     // 16-bit FP8 to 16384: lean y
+  CHECK(pick(DType::bf16, 255, 16384, /*fp8=*/true) == "fwd.large_d");       // ... below kLeanYMinRows
+  CHECK(pick(DType::bf16, 8192, 16392, /*fp8=*/true) == "fwd.large_d_pair"); // past 16384
   CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");    // FP8 at D = 8192: the register form
@@ -82,7 +84,9 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, the 16-
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");    // add + FP8 over 32 KB, many rows
-  CHECK(pick(DType::bf16, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
+  CHECK(pick(DType::f16, 4096, 12288, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
+  CHECK(pick(DType::f32, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");   // fp32: block_row to 8192
   CHECK(pick(DType::bf16, 512, 20000, false, /*add=*/true) == "fwd.large_d_pair");      // the fused add
   CHECK(pick(DType::f16, 32768, 32768, false, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 511, 20000, false, /*add=*/true) == "fwd.large_d");

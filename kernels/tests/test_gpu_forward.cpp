@@ -348,7 +348,7 @@ TEST_CASE("forward: FP8 quantization, every mode, with and without fused add", "
   for (DType fp8 : {DType::e4m3, DType::e5m2})
     for (Quant q : {Quant::static_scale, Quant::dynamic_token, Quant::per_block})
       for (DType t : kTypes)
-        for (std::int64_t d : {1, 7, 64, 128, 129, 200, 1025, 4096, 4097, 65536}) {
+        for (std::int64_t d : {1, 7, 64, 128, 129, 200, 1025, 4096, 4097, 12289, 16384, 65536}) {
           Spec s;
           s.dim = d;
           s.rows = d >= 4096 ? 3 : 9;
@@ -674,6 +674,57 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
     harness::Layout l;
     l.x_pad = l.y_pad = l.o_pad = sh.pad;
     require_rows_pass(*block, sh.rows, l);
+  }
+}
+
+// fwd.block_row's FP8 forms of 16-bit rows past 8192 (fwd_regs_lean_y_kernel: up to 512 threads
+// a row, 4 chunks each, y formed once for the amax and again to quantize, 32-bit chunk indices,
+// one row per block). Every FP8 mode, both fusions, every convention, fp32 weights, partial last
+// chunks and 128-groups, padded rows: each passes the oracle, repeats bitwise and is batch
+// invariant (check_many_rows); its rstd (and residual) equal the plain block_row forward's (fused
+// add's) on the same rows bit for bit, the same mapping and sum order with no FP8 output.
+TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y) match the oracle, repeat, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
+  REQUIRE(block != nullptr);
+  if (!selected(block->name)) return;
+  const std::vector<PaddedRows> shapes = {
+      {{16384, 300, DType::bf16, Quant::dynamic_token, false}, 0},
+      {{16384, 300, DType::bf16, Quant::dynamic_token, true}, 8},
+      {{16384, 200, DType::f16, Quant::per_block, true}, 16},
+      {{16384, 200, DType::bf16, Quant::static_scale, false}, 0},
+      {{8200, 400, DType::bf16, Quant::dynamic_token, true}, 8},
+      {{12289, 300, DType::f16, Quant::dynamic_token, false}, 7},
+      {{12289, 300, DType::bf16, Quant::per_block, true}, 7},
+      {{16376, 200, DType::f16, Quant::static_scale, true}, 0},
+      {{16384, 200, DType::bf16, Quant::dynamic_token, true, Convention::gemma}, 0},
+      {{12288, 200, DType::f16, Quant::dynamic_token, false, Convention::llama}, 8},
+      {{16384, 200, DType::bf16, Quant::per_block, false, Convention::no_weight}, 0},
+      {{16384, 200, DType::bf16, Quant::dynamic_token, true, Convention::standard, /*g32=*/true}, 8},
+      {{10000, 200, DType::f16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
+  };
+  check_many_rows(*block, shapes);
+  // The same rows without FP8 outputs: the same rstd and residual bits.
+  for (const PaddedRows& sh : shapes) {
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = sh.pad;
+    const oracle::ForwardCase q = make_case(rows_spec(sh.rows));
+    oracle::ForwardCase plain = q;
+    plain.quant = Quant::none;
+    plain.y_type = sh.rows.t;
+    const harness::RawForward a = harness::execute_forward(*block, q, l);
+    const harness::RawForward b = harness::execute_forward(*block, plain, l);
+    INFO("D=" << sh.rows.dim << " x=" << rmsnorm::to_string(sh.rows.t) << " add=" << sh.rows.add);
+    REQUIRE(a.status.ok());
+    REQUIRE(b.status.ok());
+    CHECK(a.result.rstd == b.result.rstd);
+    if (sh.rows.add) CHECK(a.result.h == b.result.h);
+  }
+  // fp32 rows keep the 256-thread limit: D = 8200 with FP8 outputs is declined with its reason.
+  {
+    const oracle::ForwardCase c = make_case(rows_spec({8200, 2, DType::f32, Quant::dynamic_token, false}));
+    const harness::Outcome out = harness::run_forward(*block, c, {});
+    INFO(out.summary());
+    CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
   }
 }
 

@@ -214,6 +214,10 @@ int main() {
     const fwd::RegsConfig b = fwd::block_row_config(d);
     if (b.lanes % 32 != 0 || b.lanes > 512 || (d <= 8192 && b.lanes > 256)) fail("block_row " + at + ": lanes " + std::to_string(b.lanes));
     check_chunked("block_row " + at, d, b.lanes, b.iters, Path::block_row);
+    // FP8 outputs of 16-bit rows: past 8192 (and only there) the launcher takes the lean-y kernel
+    // (lanes over the 256-thread FP8 blocks), whose launch bounds are kLeanYThreads.
+    if ((d > 8192) != (b.lanes > 256) || b.lanes > fwd::kLeanYThreads)
+      fail("block_row lean-y " + at + ": lanes " + std::to_string(b.lanes));
     if (d <= fwd::kElementRowMaxDim) {
       const int e = fwd::element_threads(d);
       if (e % 32 != 0 || e > fwd::kElementMaxThreads || std::int64_t{e} * fwd::kElementSlots < d) fail("element_row " + at);
