@@ -3,7 +3,7 @@
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers (FP8
 //                    outputs: 256-thread blocks to D = 8192; 16-bit rows past it in the lean-y
-//                    kernel, y formed twice, from R = kLeanYMinRows: block_row_preferred)
+//                    kernel, y formed twice, from R = 1024: block_row_preferred)
 //   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
 //                    grid and the next rows of each block staged in shared memory (cp.async);
 //                    the same bits; dispatched before block_row for 16-bit rows of 7168 < D at
@@ -147,10 +147,10 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::staged_rows>(
       "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); dispatched for 16-bit rows of 7168 < D at 512 <= R < 2048"));
   out.back().preferred_forward = fwd::staged_rows_preferred;
-  // FP8 outputs of 16-bit rows past 8192 (the lean-y kernel) only from R = kLeanYMinRows
+  // FP8 outputs of 16-bit rows past 8192 (the lean-y kernel) only from R = 1024
   // (fwd::block_row_preferred); elsewhere wherever it implements.
   out.push_back(make<Mutant::none, Path::block_row>(
-      "fwd.block_row", "D <= 16384 (FP8 outputs: 16-bit rows to 16384, fp32 to 8192): a block per row, row in registers, 16-byte loads"));
+      "fwd.block_row", "D <= 16384 (FP8 outputs: 16-bit rows to 16384, from R = 1024 past 8192; fp32 to 8192): a block per row, row in registers, 16-byte loads"));
   out.back().preferred_forward = fwd::block_row_preferred;
   // Before the large-D paths for the plain forward and fused add of 16-bit rows past 16384 at
   // R <= 64 (fwd::cluster_row_preferred).
@@ -167,7 +167,7 @@ void register_forward_variants(std::vector<Variant>& out) {
   // R = 4096), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit
   // forward to D = 49152 at 256 <= R <= 512 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
-      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256, the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit forward to D = 49152 at 256 <= R <= 512"));
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256 (16-bit rows to D = 16384 from R = 1024 go to fwd.block_row before it), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit forward to D = 49152 at 256 <= R <= 512"));
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));

@@ -645,9 +645,15 @@ inline bool staged_rows_preferred(const ForwardArgs& a) {
 }
 
 // The dispatch hint of fwd.block_row: everywhere it implements, except FP8 outputs of 16-bit rows
-// past 8192 (the lean-y kernel, 512-thread blocks of 4 chunks a thread, two per SM) below
-// kLeanYMinRows rows. PLACEHOLDER: measured in session 17 (see below).
-inline constexpr std::int64_t kLeanYMinRows = 256;
+// past 8192 (the lean-y kernel: up to 512 threads of 4 chunks, two blocks per SM) below
+// kLeanYMinRows rows. H200, session 17 (calls 1-2, bf16, by name beside fwd.large_d_pair and
+// fwd.large_d, D = 9216 / 12288 / 16384): add + FP8 from R = 1024 0.68-0.74 against the pair's
+// 0.58-0.67, at 4096-32768 rows 0.81-0.95 against at most 0.78 (8192 x 16384: 0.923 against
+// 0.750); the FP8 forward from R = 1024 0.51-0.56 against 0.42-0.51; at R = 512 the pair ahead
+// by 1-7 % (but for the FP8 forward at 9216), at R = 256 a tie or the pair, at R = 64 fwd.large_d
+// (0.42-0.52). fp16 at 512 and 8192 rows the same way. R = 513-1023 was not measured: the pair
+// keeps them.
+inline constexpr std::int64_t kLeanYMinRows = 1024;
 inline bool block_row_preferred(const ForwardArgs& a) {
   const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 &&
                       a.dim > std::int64_t{kBlockRowMaxThreads<float, true>} * kBlockRowIters * kChunk;

@@ -61,12 +61,14 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256, the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
   CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.block_row");     // 16-bit FP8 to 16384: lean y
-  CHECK(pick(DType::bf16, 255, 16384, /*fp8=*/true) == "fwd.large_d");       // ... below kLeanYMinRows
+  CHECK(pick(DType::bf16, 1024, 9216, /*fp8=*/true) == "fwd.block_row");
+  CHECK(pick(DType::bf16, 1023, 16384, /*fp8=*/true) == "fwd.large_d_pair"); // ... below kLeanYMinRows
+  CHECK(pick(DType::f16, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 8192, 16392, /*fp8=*/true) == "fwd.large_d_pair"); // past 16384
   CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
