@@ -530,6 +530,23 @@ template <bool kBarrier = true>
 __device__ __forceinline__ float block_max(float v, float* partials) {
   return block_allreduce<kBarrier>(v, partials, MaxOp{}, 0.0f);
 }
+// A block's sum and max behind one barrier: the sum in block_sum's order (the same bits), the
+// max as block_max's. Each into its own partials.
+template <bool kBarrier = true>
+__device__ __forceinline__ void block_sum_max(float& sum, float& mx, float* sum_partials, float* max_partials) {
+  const int lane = static_cast<int>(threadIdx.x) & (kWarp - 1);
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int nwarps = static_cast<int>(blockDim.x) / kWarp;
+  sum = warp_allreduce<kWarp>(sum, SumOp{});
+  mx = warp_allreduce<kWarp>(mx, MaxOp{});
+  if (lane == 0) {
+    sum_partials[warp] = sum;
+    max_partials[warp] = mx;
+  }
+  if constexpr (kBarrier) __syncthreads();
+  sum = partials_allreduce(sum_partials, lane, nwarps, SumOp{}, 0.0f);
+  mx = partials_allreduce(max_partials, lane, nwarps, MaxOp{}, 0.0f);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Realigned spans: rows that do not start on a 16-byte boundary, moved as 16-byte vectors

@@ -539,14 +539,59 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       }
     };
 
+    // kLeanY: h made opaque (no instruction) before each later pass over it; otherwise ptxas keeps
+    // the fp32 halves it unpacked for an earlier pass alive and spills at 64 registers (CUDA 13).
+    [[maybe_unused]] auto opaque_h = [&] {
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i)
+#pragma unroll
+        for (int k = 0; k < Chunk<T>::kWords; ++k)
+          asm volatile("" : "+r"(h[i].w[k].x), "+r"(h[i].w[k].y), "+r"(h[i].w[k].z), "+r"(h[i].w[k].w));
+    };
+
     // 3. Σh²: sequential per thread (chunk order, element order), then the fixed tree.
     SumSquares<T, M> ss;
+    // kLeanY with a dynamic per-token scale: also max_j |h_j·w_j| (its bits' max) in the same pass,
+    // a chunk at a time (each chunk's fp32 h used by both and let go), reduced beside Σh²; the
+    // sum's order is the same either way.
+    [[maybe_unused]] float hw_max = 0.0f;
+    [[maybe_unused]] unsigned hw_bits = 0;
+    const bool hw_pass = kLeanY && static_cast<Quant>(p.quant) == Quant::dynamic_token;
+    if (hw_pass) {
 #pragma unroll
-    for (int i = 0; i < ITERS; ++i)
+      for (int i = 0; i < ITERS; ++i) {
+        const Index c = static_cast<Index>(i) * lanes + t;
+        float w[kChunk], hw[kChunk];
+        if (active && c < nchunks) {
+          load_weights<G, M>(p, row, c, full, n_tail, w);
+        } else {
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) ss.add(hval(i, j));
+          for (int j = 0; j < kChunk; ++j) w[j] = 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          const float v = hval(i, j);
+          ss.add(v);
+          hw[j] = __fmul_rn(v, w[j]);
+        }
+        if (active) hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i)
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) ss.add(hval(i, j));
+    }
     float total;
-    if constexpr (kBlock) {
+    if constexpr (kLeanY) {
+      if (hw_pass) {
+        total = ss.acc;
+        hw_max = __uint_as_float(hw_bits);
+        block_sum_max<kBarrier>(total, hw_max, sum_partials, max_partials);
+      } else {
+        total = block_sum<kBarrier>(ss.acc, sum_partials);
+      }
+    } else if constexpr (kBlock) {
       total = block_sum<kBarrier>(ss.acc, sum_partials);
     } else {
       total = warp_sum<LANES>(ss.acc);
@@ -576,34 +621,40 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
       }
     } else if constexpr (kLeanY) {
-      // FP8, y formed twice (kLeanY above): once for the row's amax, once to quantize. h is made
-      // opaque before each pass (no instruction): otherwise ptxas keeps fp32 halves unpacked for
-      // the row sum alive into these passes and spills at 64 registers (bf16, CUDA 13).
-      auto opaque_h = [&] {
-#pragma unroll
-        for (int i = 0; i < ITERS; ++i)
-#pragma unroll
-          for (int k = 0; k < Chunk<T>::kWords; ++k)
-            asm volatile("" : "+r"(h[i].w[k].x), "+r"(h[i].w[k].y), "+r"(h[i].w[k].z), "+r"(h[i].w[k].w));
-      };
+      // FP8, y formed twice (kLeanY above): once for the row's amax, once to quantize.
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
       float s_row = 0.0f;
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
-        unsigned bits = 0;
-        opaque_h();
+        // amax = RN(r · max_j |RN(h_j·w_j)|) (hw_max, from the row-sum pass). Where that max is a
+        // normal fp32 number every rounding in it is relative: RN(h·w) and RN(·r) are the two
+        // roundings of y's RN(RN(h·r)·w), and RN is monotone, so the max of the rounded products
+        // is the rounded max. amax is then within the oracle's eps32 of the exact r·max|h·w|, as
+        // the max of the ŷ_j is (oracle/src/forward_row.cpp, the scale's bound). Below 2^-126
+        // (a subnormal product: an absolute error r·2^-150 the oracle's model does not budget;
+        // zero rows) the max is taken over the ŷ_j themselves, as the other forms do. A NaN or
+        // Inf product makes amax NaN / Inf as a NaN / Inf ŷ_j would (such a row's outputs are
+        // unconstrained). Block-uniform: hw_max is the block's reduced value.
+        float amax;
+        if (hw_max >= 0x1p-126f || hw_max != hw_max) {
+          amax = __fmul_rn(hw_max, r);
+        } else {
+          unsigned bits = 0;
+          opaque_h();
 #pragma unroll
-        for (int i = 0; i < ITERS; ++i) {
-          const Index c = static_cast<Index>(i) * lanes + t;
-          if (active && c < nchunks) {
-            float y[kChunk];
-            y_chunk(i, c, y);
-            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+          for (int i = 0; i < ITERS; ++i) {
+            const Index c = static_cast<Index>(i) * lanes + t;
+            if (active && c < nchunks) {
+              float y[kChunk];
+              y_chunk(i, c, y);
+              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+            }
           }
+          __syncthreads();  // max_partials were read by block_sum_max
+          amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         }
-        const float amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         s_row = scale_of<M>(amax, p);
         if (active && t == 0) p.scale[row] = s_row;
       }
