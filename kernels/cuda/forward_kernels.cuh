@@ -793,6 +793,15 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
   // fwd.large_d_pair, <= 32768 on fwd.large_d; fp32 <= 12288 / 24576), nothing slower.
   [[maybe_unused]] float4* const stash_lo = reinterpret_cast<float4*>(cache + nchunks);
   [[maybe_unused]] float4* const stash_hi = stash_lo + nchunks;
+  // kFusedAmax (the product's FP8 forms without the stash: rows the stash does not fit): with a
+  // dynamic per-token scale the loading pass also takes max_j |RN(h_j·w_j)| (the weights loaded
+  // with the row), reduced beside Σh² behind one barrier, and amax = RN(r · that max): y is formed
+  // once, in the quantizing pass, instead of once more for the amax (an extra pass over the cache
+  // and the row's weights, and a second barrier). The derivation (the same two roundings as y's,
+  // within the oracle's eps32) and the fallback below 2^-126 are fwd_regs_body's (kLeanY). Not for
+  // fp32 weights beside 16-bit rows: those forms spilled 4 bytes at 64 registers (CUDA 13).
+  constexpr bool kFusedAmax = kQuant && !kStash && M == Mutant::none && !(sizeof(T) == 2 && sizeof(G) == 4);
+  const bool fused = kFusedAmax && static_cast<Quant>(p.quant) == Quant::dynamic_token;
 
   for (std::int64_t row = blockIdx.x; row < p.rows; row += gridDim.x) {
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
@@ -802,6 +811,7 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
     // Pass 1: read the row (kSmemUnroll<T, kAdd> chunks in flight per thread), fused add, cache, Σh².
     // Thread t owns chunks t, t + B, t + 2B, ... in this order: per_thread = 8·ceil(nchunks/B).
     SumSquares<T, M> ss;
+    [[maybe_unused]] unsigned hw_bits = 0;  // kFusedAmax: max |RN(h·w)| bits of this thread's chunks
     for (std::int64_t base = t; base < nchunks; base += B * kSmemUnroll<T, kAdd>) {
       Chunk<T> h[kSmemUnroll<T, kAdd>];
       Chunk<T> ov[kSmemUnroll<T, kAdd>];
@@ -830,6 +840,15 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
         if (c < cache_chunks) cache[c] = h[u];
 #pragma unroll
         for (int j = 0; j < kChunk; ++j) ss.add(a[j]);
+        if constexpr (kFusedAmax) {
+          if (fused) {
+            float w[kChunk], hw[kChunk];
+            load_weights<G, M>(p, row, c, full, n_tail, w);
+#pragma unroll
+            for (int j = 0; j < kChunk; ++j) hw[j] = __fmul_rn(a[j], w[j]);
+            hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
+          }
+        }
       }
     }
     // fwd.large_d's grid is persistent (as many blocks as fit at once): the head of the block's
@@ -848,7 +867,15 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
           prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next, p.o_stride, D, sizeof(T)), head, t, THREADS);
       }
     }
-    const float total = block_sum<kBarrier>(ss.acc, sum_partials);  // its barrier also publishes the cache
+    // The reduction's barrier also publishes the cache.
+    float total = ss.acc;
+    [[maybe_unused]] float hw_max = 0.0f;
+    if (fused) {
+      hw_max = __uint_as_float(hw_bits);
+      block_sum_max<kBarrier>(total, hw_max, sum_partials, max_partials);
+    } else {
+      total = block_sum<kBarrier>(ss.acc, sum_partials);
+    }
     const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
@@ -882,17 +909,23 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
-        unsigned bits = 0;
-        for (std::int64_t c = t; c < nchunks; c += B) {
-          float y[kChunk];
-          y_chunk(c, y);
-          bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
-          if constexpr (kStash) {
-            stash_lo[c] = make_float4(y[0], y[1], y[2], y[3]);
-            stash_hi[c] = make_float4(y[4], y[5], y[6], y[7]);
+        float amax;
+        if (fused && (hw_max >= 0x1p-126f || hw_max != hw_max)) {
+          amax = __fmul_rn(hw_max, r);  // kFusedAmax above
+        } else {
+          unsigned bits = 0;
+          for (std::int64_t c = t; c < nchunks; c += B) {
+            float y[kChunk];
+            y_chunk(c, y);
+            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+            if constexpr (kStash) {
+              stash_lo[c] = make_float4(y[0], y[1], y[2], y[3]);
+              stash_hi[c] = make_float4(y[4], y[5], y[6], y[7]);
+            }
           }
+          if (fused) __syncthreads();  // max_partials were read by block_sum_max
+          amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         }
-        const float amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
         s_row = scale_of<M>(amax, p);
         if (t == 0) p.scale[row] = s_row;
       }
