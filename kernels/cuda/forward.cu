@@ -15,7 +15,8 @@
 //                    D = 57344 from R = 4096 (bulk_ring_preferred)
 //   fwd.large_d_pair D ≤ 2^24: fwd.large_d's kernel with 512-thread blocks, two per SM (one
 //                    row's loads overlap the other's FP8 scale and stores); FP8 outputs of rows
-//                    to 64 KB, R ≥ 256, the 16-bit fused add of 16384 < D ≤ 32768 from
+//                    to 64 KB, R ≥ 256 (16-bit rows to 128 KB from R = 512, 80 KB under the
+//                    fused add), the 16-bit fused add of 16384 < D ≤ 32768 from
 //                    R = 512, and the plain 16-bit forward to D = 49152 at 256 ≤ R ≤ 512
 //                    (large_d_pair_preferred)
 //   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
@@ -163,11 +164,12 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::bulk_ring>(
       "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory); dispatched for 16-bit rows of 40960 < D without FP8 outputs: the fused add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096"));
   out.back().preferred_forward = fwd::bulk_ring_preferred;
-  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (add + FP8 over 32 KB: below
-  // R = 4096), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit
+  // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fp32 add + FP8 over 32 KB:
+  // below R = 4096) and of 16-bit rows past 64 KB from R = 512 (to 128 KB; 80 KB under the fused
+  // add), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit
   // forward to D = 49152 at 256 <= R <= 512 (fwd::large_d_pair_preferred).
   out.push_back(make<Mutant::none, Path::large_d_pair>(
-      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256 (16-bit rows to D = 16384 from R = 1024 go to fwd.block_row before it), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit forward to D = 49152 at 256 <= R <= 512"));
+      "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory; dispatched for FP8 outputs of rows to 64 KB from R = 256 and of 16-bit rows past it from R = 512 to 128 KB (80 KB under the fused add) (16-bit rows to D = 16384 from R = 1024 go to fwd.block_row before it), the 16-bit fused add of 16384 < D <= 32768 from R = 512, and the plain 16-bit forward to D = 49152 at 256 <= R <= 512"));
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));

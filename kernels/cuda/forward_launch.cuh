@@ -682,19 +682,36 @@ inline bool block_row_preferred(const ForwardArgs& a) {
 // R = 256 and 512 for every D from 16392 to 49152 (1.01-1.14x; 65536 a tie), and from R = 4096
 // only at some widths (16392 1.14-1.15x, 40000 1.12-1.13x; large_d 1.02-1.08x at 20000-24576, a
 // tie at 32768): so the plain 16-bit forward takes the pair at 256 <= R <= 512 to D = 49152.
+// Session 17 (call 4, by name, bf16, R = 512-32768, D = 20000-65536, both with the fused amax
+// where the y stash does not fit): with a dynamic per-token scale the pair leads fwd.large_d for
+// add + FP8 to D = 40960 at every R (20000: 0.67-0.70 against 0.62-0.65; 40960: 0.71-0.86 against
+// 0.69-0.78), fwd.large_d leads at 65536 from R = 4096 (0.80-0.83 against 0.77-0.82; a tie at
+// 512); FP8 alone the pair leads at every D to 65536 (1.02-1.19x). So 16-bit FP8 outputs take the
+// pair to 80 KB rows under the fused add and 128 KB without, past 64 KB from R = 512 (measured);
+// fp32 rows keep session 11's rule (not remeasured). The old rule sent 16-bit add + FP8 of rows
+// over 32 KB to fwd.large_d from R = 4096 (the pair without the fused amax ran 0.70-0.75 there).
 inline constexpr std::int64_t kLargeDPairPlainMaxRows = 512;
 inline constexpr std::int64_t kLargeDPairPlainMaxDim16 = 49152;
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
 inline constexpr std::int64_t kLargeDPairMinRows = 256;
-inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytesManyRows = 32 * 1024;
+inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytesManyRows = 32 * 1024;  // fp32 rows
 inline constexpr std::int64_t kLargeDPairAddQuantManyRows = 4096;
+inline constexpr std::int64_t kLargeDPairQuantMaxRowBytes16 = 128 * 1024;
+inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytes16 = 80 * 1024;
+inline constexpr std::int64_t kLargeDPairWideQuantMinRows = 512;  // 16-bit FP8 rows past 64 KB
 inline constexpr std::int64_t kLargeDPairAddMinRows = 512;
 inline constexpr std::int64_t kLargeDPairAddMaxDim16 = 32768;
 inline bool large_d_pair_preferred(const ForwardArgs& a) {
   const std::int64_t row_bytes = a.dim * static_cast<std::int64_t>(size_of(a.x.type));
   const bool add = a.o.data != nullptr;
   if (a.quant != Quant::none) {
-    if (a.rows < kLargeDPairMinRows || row_bytes > kLargeDPairMaxRowBytes) return false;
+    if (a.rows < kLargeDPairMinRows) return false;
+    if (size_of(a.x.type) == 2) {
+      if (row_bytes <= kLargeDPairMaxRowBytes) return true;
+      return a.rows >= kLargeDPairWideQuantMinRows &&
+             row_bytes <= (add ? kLargeDPairAddQuantMaxRowBytes16 : kLargeDPairQuantMaxRowBytes16);
+    }
+    if (row_bytes > kLargeDPairMaxRowBytes) return false;
     return !(add && a.rows >= kLargeDPairAddQuantManyRows && row_bytes > kLargeDPairAddQuantMaxRowBytesManyRows);
   }
   if (!add)

@@ -61,7 +61,7 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
   REQUIRE(pair->preferred_forward != nullptr);
@@ -73,7 +73,14 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256 (16-bit 
   CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");    // FP8 at D = 8192: the register form
-  CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d");   // beyond a pair block's cache
+  CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d_pair");            // 16-bit FP8 to 128 KB rows
+  CHECK(pick(DType::bf16, 511, 65536, /*fp8=*/true) == "fwd.large_d");                  // ... past 64 KB from 512 rows
+  CHECK(pick(DType::bf16, 8192, 65544, /*fp8=*/true) == "fwd.large_d");                 // ... not past 128 KB
+  CHECK(pick(DType::bf16, 4096, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");  // add + FP8 to 80 KB
+  CHECK(pick(DType::f16, 512, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 4096, 40968, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 32768, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
+  CHECK(pick(DType::bf16, 511, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward from 513 rows
   CHECK(pick(DType::bf16, 512, 32768) == "fwd.large_d_pair");             // ... and at 256-512 rows to 49152
@@ -85,7 +92,8 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D <= 64 KB from R = 256 (16-bit 
   CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
-  CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");    // add + FP8 over 32 KB, many rows
+  CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");  // 16-bit: the pair at every R
+  CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.large_d");      // fp32 add + FP8 over 32 KB, many rows
   CHECK(pick(DType::bf16, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
   CHECK(pick(DType::f16, 4096, 12288, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
   CHECK(pick(DType::f32, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");   // fp32: block_row to 8192
