@@ -9,7 +9,8 @@
 //                    the same bits; dispatched before block_row for 16-bit rows of 7168 < D at
 //                    512 <= R < 2048 (staged_rows_preferred)
 //   fwd.bulk_ring    aligned, a whole row in shared memory (forward_ring.cuh): fwd.large_d's
-//                    mapping and bits, each block's rows streamed into a ring of slots by bulk
+//                    mapping and bits (but the dynamic FP8 scale where fwd.large_d fuses its
+//                    amax), each block's rows streamed into a ring of slots by bulk
 //                    copies (Hopper); 16-bit rows of 40960 < D without FP8 outputs: the fused
 //                    add to D = 65536 from R = 512, the plain forward with 16-bit weights to
 //                    D = 57344 from R = 4096 (bulk_ring_preferred)
@@ -162,7 +163,7 @@ void register_forward_variants(std::vector<Variant>& out) {
   // D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096
   // (fwd::bulk_ring_preferred).
   out.push_back(make<Mutant::none, Path::bulk_ring>(
-      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory); dispatched for 16-bit rows of 40960 < D without FP8 outputs: the fused add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096"));
+      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits (but the dynamic per-token FP8 scale where fwd.large_d fuses its amax), each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory); dispatched for 16-bit rows of 40960 < D without FP8 outputs: the fused add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096"));
   out.back().preferred_forward = fwd::bulk_ring_preferred;
   // Before fwd.large_d for FP8 outputs of rows to 64 KB from R = 256 (fp32 add + FP8 over 32 KB:
   // below R = 4096) and of 16-bit rows past 64 KB from R = 512 (to 128 KB; 80 KB under the fused

@@ -11,7 +11,8 @@
 //
 // Layout. A piece is 1024 chunks of 8 elements (16 KB of a 16-bit row, 32 KB of fp32): thread t
 // owns chunk t of every piece, that is chunks t, t + 1024, ... of the row, in that order, the
-// mapping and order of fwd.large_d, so both give the same bits. A row takes P pieces; the block's
+// mapping and order of fwd.large_d, so both give the same bits (but a dynamic per-token FP8 scale
+// where fwd.large_d fuses its amax into the loading pass, session 17). A row takes P pieces; the block's
 // rows are row0 = blockIdx.x, row0 + gridDim.x, ... (a persistent grid, one block per SM), and
 // their pieces, in order, are the sequence s = j·P + k (row j of the block, piece k). Piece s goes
 // to slot s mod S of the x ring (S ≥ P: a whole row is in shared memory at once, since r needs all

@@ -245,10 +245,17 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
       const harness::RawForward ref = harness::execute_forward(*reference, c, l);
       INFO("against " << reference->name);
       REQUIRE(ref.status.ok());
-      CHECK(a.result.y == ref.result.y);
       CHECK(a.result.rstd == ref.result.rstd);
-      CHECK(a.result.scale == ref.result.scale);
       if (sh.rows.add) CHECK(a.result.h == ref.result.h);
+      // A dynamic per-token FP8 scale may be formed two ways (both within the oracle's bound,
+      // both checked against it above): fwd.large_d's fused amax, RN(r · max|RN(h·w)|), where
+      // its y stash does not fit (session 17), and the max over the ŷ_j elsewhere (fwd.bulk_ring
+      // always). Their last bits may differ, and the codes with them: y and the scales are
+      // compared bitwise only under the other scales.
+      if (sh.rows.quant != Quant::dynamic_token) {
+        CHECK(a.result.y == ref.result.y);
+        CHECK(a.result.scale == ref.result.scale);
+      }
     }
   }
 }
@@ -570,8 +577,8 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 // weights staged in shared memory (16-bit weights: every convention, none at all included, whose
 // copies move no bytes) and not (fp32 weights). Each
 // shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
-// and it equals fwd.large_d (the same mapping and order) bit for bit: y, rstd, FP8 scales, the
-// residual.
+// and it equals fwd.large_d (the same mapping and order) bit for bit: rstd, the residual, and y
+// and the FP8 scales but under a dynamic per-token scale (check_many_rows says why).
 TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle and fwd.large_d bitwise, repeats, batch invariant", "[gpu]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.bulk_ring");
   const rmsnorm::Variant* large_d = rmsnorm::find_variant("fwd.large_d");
