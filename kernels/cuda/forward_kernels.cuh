@@ -142,6 +142,24 @@ __device__ __forceinline__ float scale_of(float amax, const Params& p) {
   }
 }
 
+// The dynamic per-token amax from the fused max (fwd_regs_body's kLeanY, fwd_smem_kernel's
+// kFusedAmax): hw_max = max_j |RN(h_j·w_j)| over the row, reduced beside Σh² by block_sum_max, and
+// amax = RN(r · hw_max). Where hw_max is a normal fp32 number every rounding in it is relative:
+// RN(h·w) and RN(·r) are the two roundings of y's RN(RN(h·r)·w), and RN is monotone, so the max of
+// the rounded products is the rounded max; amax is then within the oracle's eps32 of the exact
+// r·max|h·w|, as the max of the ŷ_j is (oracle/src/forward_row.cpp, the scale's bound). Below
+// 2^-126 (a subnormal product: an absolute error r·2^-150 the oracle's model does not budget; zero
+// rows) the max is taken over the ŷ_j themselves (y_bits(): this thread's max |ŷ| bits), as the
+// other forms do, behind a second barrier. A NaN or Inf product makes amax NaN / Inf as a NaN / Inf
+// ŷ_j would (such a row's outputs are unconstrained). Block-uniform: hw_max is the block's value.
+template <bool kBarrier, typename YBits>
+__device__ __forceinline__ float fused_amax(float hw_max, float r, float* max_partials, YBits&& y_bits) {
+  if (hw_max >= 0x1p-126f || hw_max != hw_max) return __fmul_rn(hw_max, r);
+  const unsigned bits = y_bits();
+  __syncthreads();  // max_partials were read by block_sum_max
+  return block_max<kBarrier>(__uint_as_float(bits), max_partials);
+}
+
 // q = RN_fp8_sat(y · (1/s)): the reciprocal is formed once per scale, so each element costs one
 // multiply instead of an IEEE division. Two fp32 roundings (1/s, then the product) instead of
 // one: the oracle's FP8 bound budgets 2u for exactly this (oracle/src/forward_row.cpp).
@@ -628,19 +646,8 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
-        // amax = RN(r · max_j |RN(h_j·w_j)|) (hw_max, from the row-sum pass). Where that max is a
-        // normal fp32 number every rounding in it is relative: RN(h·w) and RN(·r) are the two
-        // roundings of y's RN(RN(h·r)·w), and RN is monotone, so the max of the rounded products
-        // is the rounded max. amax is then within the oracle's eps32 of the exact r·max|h·w|, as
-        // the max of the ŷ_j is (oracle/src/forward_row.cpp, the scale's bound). Below 2^-126
-        // (a subnormal product: an absolute error r·2^-150 the oracle's model does not budget;
-        // zero rows) the max is taken over the ŷ_j themselves, as the other forms do. A NaN or
-        // Inf product makes amax NaN / Inf as a NaN / Inf ŷ_j would (such a row's outputs are
-        // unconstrained). Block-uniform: hw_max is the block's reduced value.
-        float amax;
-        if (hw_max >= 0x1p-126f || hw_max != hw_max) {
-          amax = __fmul_rn(hw_max, r);
-        } else {
+        // amax from hw_max, the row-sum pass's fused max (fused_amax says why it is within bound).
+        const float amax = fused_amax<kBarrier>(hw_max, r, max_partials, [&] {
           unsigned bits = 0;
           opaque_h();
 #pragma unroll
@@ -652,9 +659,8 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
               bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
             }
           }
-          __syncthreads();  // max_partials were read by block_sum_max
-          amax = block_max<kBarrier>(__uint_as_float(bits), max_partials);
-        }
+          return bits;
+        });
         s_row = scale_of<M>(amax, p);
         if (active && t == 0) p.scale[row] = s_row;
       }
@@ -798,7 +804,7 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
   // with the row), reduced beside Σh² behind one barrier, and amax = RN(r · that max): y is formed
   // once, in the quantizing pass, instead of once more for the amax (an extra pass over the cache
   // and the row's weights, and a second barrier). The derivation (the same two roundings as y's,
-  // within the oracle's eps32) and the fallback below 2^-126 are fwd_regs_body's (kLeanY). Not for
+  // within the oracle's eps32) and the fallback below 2^-126 are fused_amax's. Not for
   // fp32 weights beside 16-bit rows: those forms spilled 4 bytes at 64 registers (CUDA 13).
   constexpr bool kFusedAmax = kQuant && !kStash && M == Mutant::none && !(sizeof(T) == 2 && sizeof(G) == 4);
   const bool fused = kFusedAmax && static_cast<Quant>(p.quant) == Quant::dynamic_token;
@@ -909,6 +915,8 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
       if (mode == Quant::static_scale) {
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
+        // fused_amax written out (through it the compiler schedules every FP8 instance of this
+        // kernel differently, those with the stash too; these ran on the H200 as they are).
         float amax;
         if (fused && (hw_max >= 0x1p-126f || hw_max != hw_max)) {
           amax = __fmul_rn(hw_max, r);  // kFusedAmax above
