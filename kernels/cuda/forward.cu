@@ -3,7 +3,7 @@
 //   fwd.warp_row     D ≤ 1024: a sub-warp (1–32 lanes) per row, row in registers
 //   fwd.block_row    D ≤ 16384: a block of ≤ 512 threads per row, row in registers (FP8
 //                    outputs: 256-thread blocks to D = 8192; 16-bit rows past it in the lean-y
-//                    kernel, y formed twice, from R = 1024: block_row_preferred)
+//                    kernel, y not held, from R = 1024: block_row_preferred)
 //   fwd.staged_rows  FP8 outputs, 4096 < D ≤ 8192: fwd.block_row's kernel with a persistent
 //                    grid and the next rows of each block staged in shared memory (cp.async);
 //                    the same bits; dispatched before block_row for 16-bit rows of 7168 < D at

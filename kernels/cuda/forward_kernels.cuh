@@ -414,10 +414,11 @@ inline constexpr int regs_min_blocks =
 // their registers too).
 //
 // kLeanY (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
-// held through the scale. The amax pass forms each chunk's y and keeps only its maximum; the
-// quantization pass forms it again (the same operations on the same operands: the same bits) with
-// the weights read a second time (L1). The row's 4 chunks of fp32 y held would take 32 registers
-// a thread, past the 64 that two 512-thread blocks per SM allow.
+// held through the scale (the row's 4 chunks of fp32 y would take 32 registers a thread, past the
+// 64 that two 512-thread blocks per SM allow). With a dynamic per-token scale the row-sum pass
+// reads the weights too and the amax comes from fused_amax, so y is formed once, in the quantizing
+// pass (the weights read a second time, from L1); only its fallback (hw_max below 2^-126) forms y
+// for the amax and again to quantize (the same operations on the same operands: the same bits).
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged, bool kEarlyW,
           bool kAhead, bool kLeanY = false>
 __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {
@@ -639,7 +640,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
       }
     } else if constexpr (kLeanY) {
-      // FP8, y formed twice (kLeanY above): once for the row's amax, once to quantize.
+      // FP8, y not held (kLeanY above): formed in the quantizing pass (and in fused_amax's fallback).
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
       float s_row = 0.0f;
@@ -742,7 +743,7 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
   fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
 }
 // fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
-// 512 threads a row, y formed twice (kLeanY), held to 64 registers so that two blocks share an SM
+// 512 threads a row, y not held (kLeanY), held to 64 registers so that two blocks share an SM
 // (one row's loads run beside the other's reductions and stores).
 inline constexpr int kLeanYThreads = 512;
 inline constexpr int kLeanYMinBlocks = 2;

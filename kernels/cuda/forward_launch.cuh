@@ -20,9 +20,10 @@ enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scal
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
 // fwd.block_row's FP8 forms of 16-bit rows (the product) past the 256-thread FP8 blocks' 8192:
-// fwd_regs_lean_y_kernel, up to 512 threads a row (4 chunks each), y formed twice.
+// fwd_regs_lean_y_kernel, up to 512 threads a row (4 chunks each), y not held.
+inline constexpr std::int64_t kBlockRowHeldYMaxDim = std::int64_t{kBlockRowMaxThreads<float, true>} * kBlockRowIters * kChunk;
 inline constexpr std::int64_t kBlockRowLeanYMaxDim16 = std::int64_t{kLeanYThreads} * kBlockRowIters * kChunk;
-static_assert(kBlockRowLeanYMaxDim16 == 16384, "lean-y rows: 512 threads of 4 chunks");
+static_assert(kBlockRowHeldYMaxDim == 8192 && kBlockRowLeanYMaxDim16 == 16384, "FP8 rows: 256 / 512 threads of 4 chunks");
 
 inline constexpr std::int64_t kMaxGridBlocks = 0x7fffffff;  // gridDim.x
 
@@ -285,7 +286,7 @@ Status can_implement(Path path, const ForwardArgs& a) {
                                                          to_string(a.x.type) + (quant ? " with FP8 outputs" : "") +
                                                          " (the row must fit in registers)");
     // The lean-y kernel runs one row per block (no row loop): a grid's 2^31 - 1 blocks bound R.
-    if (lean_y && D > kBlockRowMaxThreads<float, true> * kBlockRowIters * kChunk && a.rows > kMaxGridBlocks)
+    if (lean_y && D > kBlockRowHeldYMaxDim && a.rows > kMaxGridBlocks)
       return Status::fail(Status::Code::unsupported, who + ": FP8 rows past 8192 run a block per row, R <= 2^31 - 1");
   }
   // fwd.staged_rows only where it was measured faster than fwd.block_row (H200, session 4: FP8
@@ -655,8 +656,7 @@ inline bool staged_rows_preferred(const ForwardArgs& a) {
 // keeps them.
 inline constexpr std::int64_t kLeanYMinRows = 1024;
 inline bool block_row_preferred(const ForwardArgs& a) {
-  const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 &&
-                      a.dim > std::int64_t{kBlockRowMaxThreads<float, true>} * kBlockRowIters * kChunk;
+  const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim > kBlockRowHeldYMaxDim;
   return !lean_y || a.rows >= kLeanYMinRows;
 }
 

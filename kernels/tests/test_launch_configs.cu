@@ -216,7 +216,7 @@ int main() {
     check_chunked("block_row " + at, d, b.lanes, b.iters, Path::block_row);
     // FP8 outputs of 16-bit rows: past 8192 (and only there) the launcher takes the lean-y kernel
     // (lanes over the 256-thread FP8 blocks), whose launch bounds are kLeanYThreads.
-    if ((d > 8192) != (b.lanes > 256) || b.lanes > fwd::kLeanYThreads)
+    if ((d > fwd::kBlockRowHeldYMaxDim) != (b.lanes > 256) || b.lanes > fwd::kLeanYThreads)
       fail("block_row lean-y " + at + ": lanes " + std::to_string(b.lanes));
     if (d <= fwd::kElementRowMaxDim) {
       const int e = fwd::element_threads(d);
