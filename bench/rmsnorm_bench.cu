@@ -101,6 +101,9 @@ struct Options {
   // --rows/--dims/--dtype, --quick or --no-extra drops them, so that the launches are exactly
   // the requested ones: Nsight Compute's --launch-skip counts on that).
   bool extra_dtypes = true;
+  // Backward ops without dg (dx only, as for frozen weights): no partials, no column sum, and
+  // none of their bytes in the model. Shows what the dg stages cost at a shape.
+  bool no_dg = false;
 };
 
 std::vector<std::int64_t> parse_list(const char* s) {
@@ -135,6 +138,7 @@ void usage() {
       "  --dims LIST          e.g. 128,1025,2048,4096,5120,8192,16384,65536\n"
       "  --dtype LIST         bf16,f16,f32 (default bf16 plus a few f16/f32 shapes)\n"
       "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
+      "  --no-dg              backward ops: dx only (no dg, no workspace; the bytes model drops the partials)\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
       "  --csv PATH           also write the table as CSV\n");
 }
@@ -308,7 +312,7 @@ class Bench {
       a.g = g.p;
       a.g_type = t;
       a.rstd = static_cast<const float*>(rstd.p);
-      a.dg = dg.p;
+      a.dg = opt_.no_dg ? nullptr : dg.p;
       a.dg_type = DType::f32;
       a.workspace = ws;
       a.workspace_bytes = wsb;
@@ -356,7 +360,7 @@ class Bench {
     for (const rmsnorm::Variant* v : variants) {
       Result r = result_row(v->name);
       std::size_t wsb = 0;
-      if (!is_forward_op(op) && v->workspace_bytes) wsb = v->workspace_bytes(R, D);
+      if (!is_forward_op(op) && v->workspace_bytes && !opt_.no_dg) wsb = v->workspace_bytes(R, D);
       DeviceBuffer ws(wsb);
       rmsnorm::Status st;
       if (is_forward_op(op)) {
@@ -542,6 +546,7 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
     else if (a == "--csv") o.csv = next();
+    else if (a == "--no-dg") o.no_dg = true;
     else { usage(); return a == "--help" || a == "-h" ? 0 : 1; }
   }
   const rmsnorm::Status dev = rmsnorm::device_status();

@@ -186,8 +186,16 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     };
 
     // Pass 1: h (the fused add writes it to the residual, and to x's slot unless held), Σh²,
-    // thread t's chunks in order.
+    // thread t's chunks in order. FP8 outputs with a dynamic per-token scale: also
+    // max_j |RN(h_j·w_j)| (the fused amax, fused_amax has its derivation), the weights loaded
+    // with the piece, so that y is formed once, in the quantizing pass, instead of once more in
+    // a pass over the slots and the weights for the amax. Not for the fused add of 16-bit rows
+    // with fp32 weights: that form spilled 4 bytes at 64 registers (CUDA 13), and keeps the max
+    // over the ŷ_j.
     SumSquares<T, M> ss;
+    [[maybe_unused]] unsigned hw_bits = 0;
+    constexpr bool kFusedAmax = kQuant && !(kAdd && sizeof(T) == 2 && sizeof(G) == 4);
+    const bool fused = kFusedAmax && static_cast<Quant>(p.quant) == Quant::dynamic_token;
     for_pieces(std::integral_constant<int, 1>{}, [&](int k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
       const RingPos xp = x_pos(k);
@@ -215,6 +223,15 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         }
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) ss.add(a[e]);
+        if constexpr (kFusedAmax) {
+          if (fused) {
+            float w[kChunk], hw[kChunk];
+            weights_of(weight_chunk<G>(p, c, full, n_tail), p.convention, w);
+#pragma unroll
+            for (int e = 0; e < kChunk; ++e) hw[e] = __fmul_rn(a[e], w[e]);
+            hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
+          }
+        }
       }
       if constexpr (kHeld) {
         hold[k] = h;
@@ -226,7 +243,15 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         opos.step(SO);
       }
     });
-    const float sum = block_sum<true>(ss.acc, sum_partials[j & 1]);
+    // Σh² in block_sum's order either way (the same bits, so the same r as the other forms).
+    float sum = ss.acc;
+    [[maybe_unused]] float hw_max = 0.0f;
+    if (fused) {
+      hw_max = __uint_as_float(hw_bits);
+      block_sum_max<true>(sum, hw_max, sum_partials[j & 1], max_partials[j & 1]);
+    } else {
+      sum = block_sum<true>(ss.acc, sum_partials[j & 1]);
+    }
     const float r = rstd_of<M>(sum, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
@@ -286,16 +311,22 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     } else {
       unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
       const Quant mode = static_cast<Quant>(p.quant);
+      // The dynamic scale's amax from pass 1's fused max; the max over the ŷ_j only in
+      // fused_amax's fallback (products below 2^-126, zero rows).
       const float s_row = row_fp8_scale<M>(p, row, t == 0, [&] {
-        unsigned bits = 0;
-        for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
-          if (c < nchunks) {
-            float y[kChunk];
-            y_chunk(k, gw, y);
-            bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
-          }
-        });
-        return block_max<true>(__uint_as_float(bits), max_partials[j & 1]);
+        auto y_bits = [&] {
+          unsigned bits = 0;
+          for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
+            if (c < nchunks) {
+              float y[kChunk];
+              y_chunk(k, gw, y);
+              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+            }
+          });
+          return bits;
+        };
+        if constexpr (kFusedAmax) return fused_amax<true>(hw_max, r, max_partials[j & 1], y_bits);
+        return block_max<true>(__uint_as_float(y_bits()), max_partials[j & 1]);
       });
       const float inv_row = __fdiv_rn(1.0f, s_row);
       // Every thread runs the P steps, so the group butterflies see full warps.
