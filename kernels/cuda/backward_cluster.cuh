@@ -528,8 +528,9 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
   if (!want_dg) return;
   // A CTA writes its slice's columns only (the bound: the slice's end, at most D).
   const std::int64_t columns = std::min<std::int64_t>(dim, std::int64_t{limit} * kChunk);
-  write_dg_partial<K, 1>(p.partials + first * dim, acc, slice0 + t, nthreads, columns, 0,
-                         reinterpret_cast<float*>(stage_mem), t, nthreads);
+  // Through the stages' shared memory (the slice's columns: one stage of x and dy holds them).
+  write_dg_partial<K, 1, true>(p.partials + first * dim, acc, slice0 + t, nthreads, columns, 0,
+                               reinterpret_cast<float*>(stage_mem), t, nthreads, slice0);
 }
 
 inline constexpr std::int64_t kStagedClusterMinDim = kStagedMinDim;  // 513: a warp per row below

@@ -167,32 +167,58 @@ __device__ __forceinline__ float row_sum(float v, float (*buffers)[kWarp], int p
 }
 
 // A program's row of the dg workspace, from each thread's fp32 column sums acc[k] of chunk
-// first + k·step. One row stream (S == 1): written straight to `part`. S streams: each writes
-// its sums to its own row of `combine` ([S, D] floats of shared memory, free to use: the caller
-// has made sure nothing still reads it), and after the block's barrier each column adds the S
-// rows in stream order (S − 1 sequential adds, declared in dg_shape_of). Every thread of the
-// block calls it (`tid` of `nthreads`).
-template <int K, int S>
+// first + k·step, for the row's columns [chunk0·8, dim) (chunk0 > 0: a cluster CTA's slice).
+// kShared (every kernel but the register path's single row stream, which has no shared memory to
+// spare): each stream's sums go to its own row of `combine` (S rows of `pitch` floats, pitch the
+// columns rounded up to a chunk; free to use: the caller has made sure nothing still reads it), a
+// chunk's eight as two 16-byte stores; after the block's barrier each column adds the S rows in
+// stream order (S − 1 sequential adds, declared in dg_shape_of) and the row leaves in one
+// coalesced pass. Written straight from the registers instead, a thread's eight consecutive
+// floats are eight 4-byte stores, each of a warp's touching 32 sectors: the L2 took eight write
+// requests per sector of partials (H200, session 18, ncu at 4096 x 16384 bf16 on
+// bwd.staged_rows: 3.0 M more L2 write sectors with dg than without, for 0.27 M sectors of
+// partials, and stage 1 19.5 us slower). And 4-byte stores at a 32-byte stride into shared
+// memory met 8-way bank conflicts; 16-byte ones meet two-way ones. Every thread of the block
+// calls it (`tid` of `nthreads`).
+template <int K, int S, bool kShared = (S > 1)>
 __device__ __forceinline__ void write_dg_partial(float* part, const float (&acc)[K][kChunk], std::int64_t first,
                                                  std::int64_t step, std::int64_t dim, int stream, float* combine,
-                                                 int tid, int nthreads) {
-  float* out = S == 1 ? part : combine + static_cast<std::int64_t>(stream) * dim;
+                                                 int tid, int nthreads, std::int64_t chunk0 = 0) {
+  static_assert(kShared || S == 1, "row streams meet in shared memory");
+  if constexpr (!kShared) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const std::int64_t c = first + static_cast<std::int64_t>(k) * step;
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = first + static_cast<std::int64_t>(k) * step;
 #pragma unroll
-    for (int j = 0; j < kChunk; ++j)
-      if (c * kChunk + j < dim) out[c * kChunk + j] = acc[k][j];
-  }
-  if constexpr (S > 1) {
+      for (int j = 0; j < kChunk; ++j)
+        if (c * kChunk + j < dim) part[c * kChunk + j] = acc[k][j];
+    }
+  } else {
+    const std::int64_t col0 = chunk0 * kChunk;
+    const std::int64_t width = dim > col0 ? dim - col0 : 0;
+    const std::int64_t pitch = (width + kChunk - 1) / kChunk * kChunk;
+    float* const mine = combine + static_cast<std::int64_t>(stream) * pitch;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const std::int64_t c = first + static_cast<std::int64_t>(k) * step;
+      if (c * kChunk < dim) {  // its columns past dim are never read back
+        float4* const dst = reinterpret_cast<float4*>(mine + (c - chunk0) * kChunk);
+        dst[0] = make_float4(acc[k][0], acc[k][1], acc[k][2], acc[k][3]);
+        dst[1] = make_float4(acc[k][4], acc[k][5], acc[k][6], acc[k][7]);
+      }
+    }
     __syncthreads();
-    for (std::int64_t col = tid; col < dim; col += nthreads) {
+    for (std::int64_t col = tid; col < width; col += nthreads) {
       float v = combine[col];
 #pragma unroll
-      for (int q = 1; q < S; ++q) v += combine[q * dim + col];
-      part[col] = v;
+      for (int q = 1; q < S; ++q) v += combine[q * pitch + col];
+      part[col0 + col] = v;
     }
   }
+}
+// The shared memory write_dg_partial's kShared form takes for S streams of `columns` columns.
+inline constexpr std::size_t dg_combine_bytes(int streams, std::int64_t columns) {
+  return static_cast<std::size_t>(streams) * static_cast<std::size_t>((columns + kChunk - 1) / kChunk * kChunk) * sizeof(float);
 }
 
 // Stage 1 for D ≤ kThreads/kRows · kChunks · 8: the row stays in registers between the

@@ -162,7 +162,7 @@ inline cudaError_t launch_stage2(const float* partials, std::int64_t nparts, std
 template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
 inline void launch_fused(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const std::size_t smem =
-      (kRows > 1 && p.partials && M != Mutant::M10_dg_float_atomics) ? static_cast<std::size_t>(kRows * p.dim) * sizeof(float) : 0;
+      (kRows > 1 && p.partials && M != Mutant::M10_dg_float_atomics) ? dg_combine_bytes(kRows, p.dim) : 0;
   backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>
       <<<static_cast<unsigned>(grid), kThreads, smem, st>>>(p);
 }

@@ -188,11 +188,12 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
   wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
 
   if (!want_dg) return;
-  // ROWS > 1: the streams meet in the stages' shared memory (ROWS·D floats: streams_smem()
-  // makes room for them) once every copy has retired and every stage has been read.
-  if constexpr (ROWS > 1) __syncthreads();
-  write_dg_partial<K, ROWS>(p.partials + static_cast<std::int64_t>(blockIdx.x) * dim, acc, gt, group_threads, dim, g,
-                            reinterpret_cast<float*>(stage_mem), t, nthreads);
+  // The dg sums pass through the stages' shared memory (write_dg_partial; ROWS rows of D floats
+  // rounded up to a chunk: two stages hold them, and streams_smem() makes sure) once every copy
+  // has retired and every stage has been read.
+  __syncthreads();
+  write_dg_partial<K, ROWS, true>(p.partials + static_cast<std::int64_t>(blockIdx.x) * dim, acc, gt, group_threads, dim, g,
+                                  reinterpret_cast<float*>(stage_mem), t, nthreads);
 }
 
 // The same streams with lean addressing (bwd.staged_streams' 16-bit rows except the plain
@@ -344,7 +345,7 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
 
   if (!want_dg) return;
   __syncthreads();  // the streams meet in the stages' memory (streams_smem() makes room)
-  write_dg_partial<K, ROWS>(p.partials + first * dim, acc, gt, group_threads, dim, g, reinterpret_cast<float*>(stage_mem),
+  write_dg_partial<K, ROWS, true>(p.partials + first * dim, acc, gt, group_threads, dim, g, reinterpret_cast<float*>(stage_mem),
                             t, nthreads);
 }
 
@@ -391,11 +392,11 @@ inline int streams_stages(const StreamsConfig& c, std::size_t elem_bytes, bool r
   const std::size_t fit = kStreamsSmemPerBlock / staged_stage_bytes(streams_block(c), elem_bytes, residual);
   return static_cast<int>(std::clamp<std::size_t>(fit, 2, kStagedMaxStages));
 }
-// Dynamic shared memory: the stages, and at the end the streams' dg partials (ROWS·D floats).
+// Dynamic shared memory: the stages, and at the end the streams' dg partials (write_dg_partial).
 inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual) {
   const std::size_t stages = static_cast<std::size_t>(streams_stages(c, elem_bytes, residual)) *
                              staged_stage_bytes(streams_block(c), elem_bytes, residual);
-  return std::max(stages, static_cast<std::size_t>(c.rows) * static_cast<std::size_t>(dim) * sizeof(float));
+  return std::max(stages, dg_combine_bytes(c.rows, dim));
 }
 // Whether the streams take rows of this width and element size: fp32 rows only to D = 4096 (the
 // K = 4 form of wider rows has no fp32 instance: its 64 fp32 weights and dg sums exceed the
