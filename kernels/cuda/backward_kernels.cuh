@@ -472,9 +472,7 @@ __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Para
 // tree. Declared: per_thread ceil(P/16), tree_depth 4 (added to the stage-1 chain).
 // Launched as stage 1's programmatic dependent (launch_stage2): it waits for stage 1 here.
 // The loads of a lane are issued kStage2Batch at a time, then added in row order: the same
-// chain, with one memory round trip per batch instead of one per partial row. The rows past the
-// last full batch (fewer than kStage2Batch) are loaded first, before the batches, and added last:
-// P = 132 on the H200 (8 or 9 rows a lane) then costs one round trip instead of two.
+// chain, with one memory round trip per batch instead of one per partial row.
 inline constexpr int kStage2Batch = 8;
 template <typename Out>
 __global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
@@ -486,21 +484,15 @@ __global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
   wait_prerequisite_grids();
   float v = -0.0f;
   if (col < dim) {
-    const std::int64_t mine = q < nparts ? (nparts - q + kStage2Lanes - 1) / kStage2Lanes : 0;  // rows of this lane
-    const std::int64_t batched = mine / kStage2Batch * kStage2Batch;
-    float rest[kStage2Batch - 1];
-#pragma unroll
-    for (int k = 0; k < kStage2Batch - 1; ++k)
-      rest[k] = batched + k < mine ? partials[(q + (batched + k) * kStage2Lanes) * dim + col] : -0.0f;
-    for (std::int64_t i = 0; i < batched; i += kStage2Batch) {
+    std::int64_t pr = q;
+    for (; pr + (kStage2Batch - 1) * kStage2Lanes < nparts; pr += kStage2Batch * kStage2Lanes) {
       float b[kStage2Batch];
 #pragma unroll
-      for (int k = 0; k < kStage2Batch; ++k) b[k] = partials[(q + (i + k) * kStage2Lanes) * dim + col];
+      for (int k = 0; k < kStage2Batch; ++k) b[k] = partials[(pr + k * kStage2Lanes) * dim + col];
 #pragma unroll
       for (int k = 0; k < kStage2Batch; ++k) v += b[k];
     }
-#pragma unroll
-    for (int k = 0; k < kStage2Batch - 1; ++k) v += rest[k];  // v + (-0) == v exactly, ±0 and NaN included
+    for (; pr < nparts; pr += kStage2Lanes) v += partials[pr * dim + col];
   }
   lanes[q][cx] = v;
   __syncthreads();
