@@ -11,9 +11,9 @@
 //   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
 //                             CTA's next rows staged in its shared memory by cp.async
 //                             (backward_staged_cluster_kernel, backward_cluster.cuh); the
-//                             dispatcher takes it for few rows that one block would hold
-//                             (R ≤ 512, 4096 ≤ D) and for 16-bit rows past 16384
-//                             (staged_cluster_preferred).
+//                             dispatcher takes it for few rows of the wider half of what one
+//                             block holds (R ≤ 32; 16-bit 8192 < D ≤ 16384, fp32 4096 < D ≤
+//                             8192) and for 16-bit rows past 16384 (staged_cluster_preferred).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -97,12 +97,12 @@ void register_backward_variants(std::vector<Variant>& out) {
   using namespace bwd;
   // Dispatch order: the first that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 512",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 1024",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_cluster.vec8",
-      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 512 at 4096 <= D <= 16384 (fp32: 8192) where bwd.staged_streams does not take the rows, and for 16-bit rows past 16384 (R >= 64, or the fused add)",
+      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 32 at 8192 < D <= 16384 (fp32: 4096 < D <= 8192), and for 16-bit rows past 16384 (R >= 64, or the fused add)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   out.back().preferred_backward = staged_cluster_preferred;

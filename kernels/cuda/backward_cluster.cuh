@@ -656,14 +656,18 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200,
-// session 12; `notes/gpu-2026-11-30-s12/call{2,3}_named_table.txt`):
-// - Where one block holds the row (16-bit D <= 16384, fp32 <= 8192) and few rows leave one block
-//   per row on one SM: 1.06-2.30x bwd.staged_rows at R = 1-64 and 1.01-1.26x at R = 512
-//   (D = 4096, 8192, 16384, bf16 and fp32, backward and fused-add backward; call 2); at
-//   R >= 4096 0.57-0.74x (a cluster barrier per row). Not measured below D = 4096.
-//   bwd.staged_streams, registered before it, keeps the 16-bit rows of D <= 8192 from R = 512
-//   (0.56 of the copy at 512 x 4096 against 0.45).
+// The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200):
+// - Few rows that one block would hold (16-bit D <= 16384, fp32 <= 8192): only the wider half of
+//   them (16-bit D > 8192, fp32 > 4096), up to R = 32. Session 18 (calls 8-9,
+//   `notes/gpu-2026-12-01-s18/call8_*`, `call9_*`, bf16 and fp32, backward and fused-add
+//   backward, two runs each), after bwd.staged_rows' dg partial stopped being written straight
+//   from the registers (call 3: its cost had been up to 19.5 us a call): at 16-bit D = 12288 -
+//   16384 the cluster leads 1.06-1.47x at R = 1-32, ties at 64 (0.98-1.05x), and trails from 128
+//   (bwd.staged_rows 1.08-1.90x); at D = 4096-8192 bwd.staged_rows leads from R = 4 (1.11-1.54x;
+//   the cluster 1.02-1.05x at R = 1, D = 8192 only); fp32 D = 8192 the cluster 1.08-1.35x at
+//   R = 1-16, bwd.staged_rows from 64 (1.10-1.32x), fp32 D = 4096 bwd.staged_rows or a tie. Session
+//   12 had measured the cluster ahead to R = 512 at D = 4096-16384 (1.01-2.30x), against the
+//   scattered partial write.
 // - 16-bit rows past 16384 (past what one block holds), the skewed form with its stages capped
 //   (staged_cluster_config; session 13, call 1, `notes/gpu-2026-11-30-s13/call1_named_bwd.txt`):
 //   against bwd.cluster_rows at D = 16392, 24576, 32768, 65536, 1.15-1.22x from 4096 rows
@@ -672,13 +676,12 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   there): the fused add at R = 1 1.37x, the plain backward at R = 1 0.96x, so the plain
 //   backward from R = 64. fp32 rows past 8192 run faster on bwd.cluster_rows (1.01-1.20x with
 //   the cap, 1.02-1.54x without): bwd.cluster_rows stays the default there.
-inline constexpr std::int64_t kStagedClusterHintMinDim = 4096;
-inline constexpr std::int64_t kStagedClusterHintMaxRows = 512;
+inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
 inline constexpr std::int64_t kStagedClusterWideMinRows = 64;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {
   const bool b16 = size_of(a.x.type) == 2;
   const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
-  if (a.dim >= kStagedClusterHintMinDim && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
+  if (a.dim > block_max / 2 && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
   return b16 && a.dim > block_max && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
 }
 

@@ -122,20 +122,25 @@ TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <
 // The backward's dispatch hints themselves (Variant::preferred_backward: pure functions of the
 // arguments), checked without a device. The dispatcher's whole choice also asks each variant's
 // can_implement, some of which query the device (cluster occupancy): test_gpu_backward checks it.
-TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows one block would hold, and for 16-bit rows past 16384", "[host]") {
+TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster.vec8");
   REQUIRE(cluster != nullptr);
   REQUIRE(cluster->preferred_backward != nullptr);
   auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool add = false) {
     return cluster->preferred_backward(harness::probe_backward(x, rows, dim, add));
   };
-  // Rows one block holds (16-bit to 16384, fp32 to 8192), from D = 4096, up to R = 512.
-  CHECK(prefers(DType::bf16, 1, 4096));
-  CHECK(prefers(DType::bf16, 512, 16384));
-  CHECK(prefers(DType::f16, 64, 12288, /*add=*/true));
-  CHECK(prefers(DType::f32, 512, 8192));
-  CHECK_FALSE(prefers(DType::bf16, 513, 8192));   // more rows: bwd.staged_rows / bwd.staged_streams
-  CHECK_FALSE(prefers(DType::bf16, 64, 4095));    // below 4096: not measured
+  // Rows one block holds (16-bit to 16384, fp32 to 8192), the wider half of them, up to R = 32
+  // (session 18: bwd.staged_rows leads below and beyond).
+  CHECK(prefers(DType::bf16, 1, 16384));
+  CHECK(prefers(DType::bf16, 32, 8193));
+  CHECK(prefers(DType::f16, 4, 12288, /*add=*/true));
+  CHECK(prefers(DType::f32, 16, 8192));
+  CHECK(prefers(DType::f32, 1, 4097));
+  CHECK_FALSE(prefers(DType::bf16, 33, 16384));   // more rows: bwd.staged_rows
+  CHECK_FALSE(prefers(DType::bf16, 512, 16384));
+  CHECK_FALSE(prefers(DType::bf16, 1, 8192));     // the narrower half: bwd.staged_rows from R = 4
+  CHECK_FALSE(prefers(DType::bf16, 16, 4096));
+  CHECK_FALSE(prefers(DType::f32, 16, 4096));
   CHECK_FALSE(prefers(DType::f32, 64, 8200));     // fp32 past 8192: bwd.cluster_rows
   // 16-bit rows past 16384: from R = 64, or under the fused add.
   CHECK(prefers(DType::bf16, 64, 16392));
@@ -145,10 +150,10 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows one block wo
   CHECK(prefers(DType::f16, 1, 65536, /*add=*/true));
   CHECK(prefers(DType::f16, 1, 16392, /*add=*/true));
   CHECK_FALSE(prefers(DType::bf16, 63, 16392));
-  CHECK_FALSE(prefers(DType::bf16, 4096, 16384));  // one block holds it: bwd.staged_rows from R = 513
+  CHECK_FALSE(prefers(DType::bf16, 4096, 16384));  // one block holds it: bwd.staged_rows from R = 33
   CHECK_FALSE(prefers(DType::bf16, 63, 65536));
   CHECK_FALSE(prefers(DType::f32, 4096, 65536));
-  // Dispatch order: bwd.staged_streams (16-bit rows of D <= 8192 from R = 512) before it, then
+  // Dispatch order: bwd.staged_streams (16-bit rows of D <= 8192 from R = 1024) before it, then
   // bwd.staged_rows and bwd.cluster_rows.
   std::vector<std::string> order;
   for (const rmsnorm::Variant* v : rmsnorm::match_variants("bwd.*")) order.push_back(v->name);

@@ -519,7 +519,7 @@ TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repe
 }
 
 // The dispatch hint of bwd.staged_streams (kernels/cuda/backward_staged.cuh, streams_preferred):
-// the dispatcher takes it for 16-bit rows from R = 512 and passes on to bwd.staged_rows below
+// the dispatcher takes it for 16-bit rows from R = 1024 and passes on to bwd.staged_rows below
 // that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
 // the arguments point at distinct aligned addresses that no one dereferences, dg not wanted.
 TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]") {
@@ -527,19 +527,21 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
     const rmsnorm::Variant* v = rmsnorm::pick_backward(harness::probe_backward(x, rows, dim), rmsnorm::Memory::device);
     return v ? v->name : std::string("none");
   };
-  CHECK(pick(DType::bf16, 512, 2048) == "bwd.staged_streams.vec8");
+  CHECK(pick(DType::bf16, 1024, 2048) == "bwd.staged_streams.vec8");
   CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams.vec8");
-  CHECK(pick(DType::bf16, 511, 2048) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 1023, 2048) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows.vec8");
-  // bwd.staged_cluster (backward_cluster.cuh, staged_cluster_preferred): few rows that one block
-  // would hold, from D = 4096, where bwd.staged_streams does not take them.
-  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_cluster.vec8");
+  // bwd.staged_cluster (backward_cluster.cuh, staged_cluster_preferred): few rows (R <= 32) of
+  // the wider half of what one block holds (16-bit 8192 < D <= 16384, fp32 4096 < D <= 8192).
   CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::f16, 512, 12288) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 511, 8192) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_streams.vec8");     // the streams from R = 512
-  CHECK(pick(DType::bf16, 513, 16384) == "bwd.staged_rows.vec8");       // more rows
+  CHECK(pick(DType::f16, 32, 12288) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::f32, 16, 8192) == "bwd.staged_cluster.vec8");
+  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 1, 8192) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 33, 16384) == "bwd.staged_rows.vec8");       // more rows
+  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 1024, 8192) == "bwd.staged_streams.vec8");   // the streams from R = 1024
   CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows.vec8");        // no block holds the row
   CHECK(pick(DType::bf16, 16, 16392) == "bwd.cluster_rows.vec8");
   CHECK(pick(DType::bf16, 64, 16392) == "bwd.staged_cluster.vec8");     // 16-bit past 16384 from R = 64
