@@ -47,6 +47,8 @@ int main() {
         const std::size_t smem = stages * staged_stage_bytes(c, elem, residual);
         if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
         if (smem + kStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+        // The dg partial passes through the stages (write_dg_partial's kShared form).
+        if (smem < dg_combine_bytes(1, d)) fail(at + ": the stages do not hold the dg partial");
         // Two blocks per SM where the registers allow them (K <= 2) and the stages fit.
         if (c.chunks <= 2 && stages > 2 && 2 * (smem + kStaticSmem + kReservedPerBlock) > kPerSM)
           fail(at + ": more stages than two blocks per SM can hold");
@@ -74,7 +76,7 @@ int main() {
         const std::size_t smem = streams_smem(c, d, elem, residual);
         if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
         if (smem < static_cast<std::size_t>(stages) * staged_stage_bytes(streams_block(c), elem, residual) ||
-            smem < static_cast<std::size_t>(c.rows) * d * sizeof(float))
+            smem < dg_combine_bytes(c.rows, d))
           fail(at + ": shared memory does not hold the stages and the streams' dg partials");
         if (smem + kStreamsStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
         ++checked;
@@ -116,6 +118,8 @@ int main() {
         if (c.stages < 2 || c.stages > kStagedMaxStages ||
             c.smem < static_cast<std::size_t>(c.stages) * staged_stage_bytes({c.threads, c.shape.slots}, elem, residual))
           fail(at + ": stages " + std::to_string(c.stages));
+        // A CTA's dg partial (its slice's columns) passes through its stages (write_dg_partial).
+        if (c.smem < dg_combine_bytes(1, c.slice * kChunk)) fail(at + ": the stages do not hold the slice's dg partial");
         if (c.smem + kStaticSmem > kOptinPerBlock || per_sm * (c.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
           fail(at + ": " + std::to_string(c.smem) + " bytes of shared memory at " + std::to_string(per_sm) + " CTAs per SM");
         const rmsnorm::AccumShape s = cluster_row_shape(d);
