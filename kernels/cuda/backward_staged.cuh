@@ -515,10 +515,11 @@ inline Status streams_can_implement(const BackwardArgs& a) {
 //   4096 < D <= 8192 (K = 4, two streams, call B): 0.66-0.98x at D = 6144 and 8192 from R = 512
 //     (backward 512 x 8192 0.66x), at D = 5120 0.84-1.02x (backward 32768 x 5120 1.02x).
 // fp32 rows mixed (call A: D = 2048 1.07-1.17x at R >= 512, D = 4096 0.86x at R = 512 but 1.09x
-// at 32768). Session 18 (call 8, bf16 and fp16, D = 2048-8192, two runs), once bwd.staged_rows'
-// dg partial left through shared memory (call 3): at R = 512 bwd.staged_rows leads (1.00-1.11x),
-// at 1024 the two are within 0.94-1.07x, from 2048 the streams lead (1.02-1.11x). Below
-// kStreamsMinRows, and for fp32 rows, the dispatcher goes on to bwd.staged_rows.
+// at 32768). Session 18 (calls 7-8, bf16 and fp16, D = 2048-8192, two runs), once bwd.staged_rows'
+// dg partial left through shared memory (call 3): at R = 512 bwd.staged_rows leads at D = 2048 -
+// 4096 (1.05-1.11x) and ties at 5120-8192 (0.98-1.02x), at 1024 the two are within 0.94-1.07x,
+// from 2048 the streams lead (1.02-1.11x). Below kStreamsMinRows, and for fp32 rows, the
+// dispatcher goes on to bwd.staged_rows.
 inline constexpr std::int64_t kStreamsMinRows = 1024;
 inline bool streams_preferred(const BackwardArgs& a) {
   return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
