@@ -199,13 +199,26 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
   cluster.sync();
 
   if (!want_dg) return;
+  // The cluster's dg partial row. Where it is 16-byte aligned (D a multiple of 4 and the
+  // workspace aligned: the API asks only 4 bytes of it), a chunk's eight sums go as two 16-byte
+  // stores: eight 4-byte stores of a warp touch 32 sectors each, so the L2 took every sector of
+  // partials in eight write requests (write_dg_partial says what that cost the staged kernels,
+  // which pass the sums through their stages instead; this kernel has no shared memory to spare).
   float* part = p.partials + cluster_id * dim;
+  const bool vec = (reinterpret_cast<std::uintptr_t>(part) & 15) == 0 && dim % 4 == 0;
 #pragma unroll
   for (int k = 0; k < kClusterSlots; ++k) {
     if (!mine[k]) continue;
+    const std::int64_t c0 = std::int64_t{cs[k]} * kChunk;
+    if (vec && c0 + kChunk <= dim) {
+      float4* const dst = reinterpret_cast<float4*>(part + c0);
+      dst[0] = make_float4(acc[k][0], acc[k][1], acc[k][2], acc[k][3]);
+      dst[1] = make_float4(acc[k][4], acc[k][5], acc[k][6], acc[k][7]);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kChunk; ++j)
-      if (std::int64_t{cs[k]} * kChunk + j < dim) part[std::int64_t{cs[k]} * kChunk + j] = acc[k][j];
+      for (int j = 0; j < kChunk; ++j)
+        if (c0 + j < dim) part[c0 + j] = acc[k][j];
+    }
   }
 }
 
