@@ -166,6 +166,12 @@ __device__ __forceinline__ float row_sum(float v, float (*buffers)[kWarp], int p
   }
 }
 
+// A stream's row in write_dg_partial's shared memory: the columns rounded up to a chunk, so that
+// every chunk's 16-byte stores stay aligned.
+__host__ __device__ inline constexpr std::int64_t dg_combine_pitch(std::int64_t columns) {
+  return (columns + kChunk - 1) / kChunk * kChunk;
+}
+
 // A program's row of the dg workspace, from each thread's fp32 column sums acc[k] of chunk
 // first + k·step, for the row's columns [chunk0·8, dim) (chunk0 > 0: a cluster CTA's slice).
 // kShared (every kernel but the register path's single row stream, which has no shared memory to
@@ -196,7 +202,7 @@ __device__ __forceinline__ void write_dg_partial(float* part, const float (&acc)
   } else {
     const std::int64_t col0 = chunk0 * kChunk;
     const std::int64_t width = dim > col0 ? dim - col0 : 0;
-    const std::int64_t pitch = (width + kChunk - 1) / kChunk * kChunk;
+    const std::int64_t pitch = dg_combine_pitch(width);
     float* const mine = combine + static_cast<std::int64_t>(stream) * pitch;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -218,7 +224,7 @@ __device__ __forceinline__ void write_dg_partial(float* part, const float (&acc)
 }
 // The shared memory write_dg_partial's kShared form takes for S streams of `columns` columns.
 inline constexpr std::size_t dg_combine_bytes(int streams, std::int64_t columns) {
-  return static_cast<std::size_t>(streams) * static_cast<std::size_t>((columns + kChunk - 1) / kChunk * kChunk) * sizeof(float);
+  return static_cast<std::size_t>(streams) * static_cast<std::size_t>(dg_combine_pitch(columns)) * sizeof(float);
 }
 
 // Stage 1 for D ≤ kThreads/kRows · kChunks · 8: the row stays in registers between the
