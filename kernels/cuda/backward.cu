@@ -102,7 +102,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   out.back().preferred_backward = streams_preferred;
   add("bwd.staged_cluster.vec8",
-      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 32 at 8192 < D <= 16384 (fp32: 4096 < D <= 8192), and for 16-bit rows past 16384 (R >= 64, or the fused add)",
+      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 32 at 8192 < D <= 16384 (fp32: 4096 < D <= 8192), and for 16-bit rows past 16384 (R >= 4, or the fused add)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   out.back().preferred_backward = staged_cluster_preferred;

@@ -686,11 +686,18 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   against bwd.cluster_rows at D = 16392, 24576, 32768, 65536, 1.15-1.22x from 4096 rows
 //   (backward 0.71-0.86 of the copy against 0.61-0.70), 1.00-1.06x at 512, 1.01-1.06x at R = 64;
 //   the fused add 1.02-1.11x from R = 64. Session 12 (D = 65536, uncapped, the same stages
-//   there): the fused add at R = 1 1.37x, the plain backward at R = 1 0.96x, so the plain
-//   backward from R = 64. fp32 rows past 8192 run faster on bwd.cluster_rows (1.01-1.20x with
-//   the cap, 1.02-1.54x without): bwd.cluster_rows stays the default there.
+//   there): the fused add at R = 1 1.37x, the plain backward at R = 1 0.96x. Session 19 (call 1,
+//   `notes/gpu-2026-12-01-s19/call1_table.txt`, two runs, bf16, D = 16392 / 24576 / 32768 /
+//   65536), after bwd.cluster_rows' partial row went 16-byte (session 18): the plain backward
+//   1.03-1.14x on this kernel from R = 4 (R = 4: 1.06 / 1.07 / 1.09 / 1.06x; R = 128 at 16392 a
+//   tie, 0.99x), bwd.cluster_rows 1.03-1.10x at R = 1; the fused add on this kernel at every R
+//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). So the plain backward from R = 4 (R = 2-3
+//   not measured: they stay on bwd.cluster_rows). fp32 rows past 8192 run faster on
+//   bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19: 1.04-1.32x at R = 1, 64, 512 and
+//   4096 below D = 32768, this kernel 1.04-1.05x only at R = 16): bwd.cluster_rows stays the
+//   default there.
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
-inline constexpr std::int64_t kStagedClusterWideMinRows = 64;
+inline constexpr std::int64_t kStagedClusterWideMinRows = 4;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {
   const bool b16 = size_of(a.x.type) == 2;
   const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;

@@ -22,8 +22,8 @@
 //                    (large_d_pair_preferred)
 //   fwd.cluster_row  aligned, D ≤ 65536: a row over an 8-CTA cluster (Hopper), slices in
 //                    registers (forward_cluster.cuh); the plain forward and fused add of 16-bit
-//                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768
-//                    (cluster_row_preferred)
+//                    rows past 16384 at R ≤ 64, the fused add at R = 64 to D = 32768, their
+//                    FP8 forms from D = 16384 at R ≤ 16 (cluster_row_preferred)
 //   fwd.large_d      D ≤ 2^24: a 1024-thread block per row, row cached in shared memory
 //   fwd.element_row  D ≤ 8192, any alignment: a block per row, row in registers, coalesced
 //                    element-wise accesses (odd D, misaligned or odd-strided rows)
@@ -157,7 +157,7 @@ void register_forward_variants(std::vector<Variant>& out) {
   // Before the large-D paths for the plain forward and fused add of 16-bit rows past 16384 at
   // R <= 64 (fwd::cluster_row_preferred).
   out.push_back(make<Mutant::none, Path::cluster_row>(
-      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768)"));
+      "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory; dispatched for the forward and fused add of 16-bit rows past 16384 at R <= 64 (the fused add at R = 64 to D = 32768), and for their FP8 forms from D = 16384 at R <= 16"));
   out.back().preferred_forward = fwd::cluster_row_preferred;
   // Before the large-D paths for 16-bit rows of 40960 < D without FP8 outputs: the fused add to
   // D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096

@@ -932,13 +932,23 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
 // two runs, graph replay, bf16, D = 16392-65536): the same at R = 1-16 (1.28-2.35x) and for the
 // plain forward at R = 64 (1.01-1.11x), but the fused add at R = 64 past D = 32768 ran faster on
 // fwd.large_d (D = 49152 1.16-1.17x, 65536 1.00x), which keeps those (R = 17-63 not measured).
+// FP8 outputs (dynamic per-token scale), session 19 (call 1, `notes/gpu-2026-12-01-s19/
+// call1_table.txt`, two runs, graph replay, bf16, against fwd.large_d, fwd.large_d_pair and
+// fwd.block_row by name): at R = 1-16 fwd.cluster_row leads from D = 16384 (FP8 alone 1.03-1.12x
+// the dispatcher's fwd.large_d at 16384, 1.19-2.21x at 24576-65536; add + FP8 1.08-1.17x and
+// 1.23-2.43x), at R = 64 fwd.large_d leads (1.00-1.73x; 24576 a tie); at D = 12288 fwd.large_d_pair
+// or a tie. So the FP8 forms of 16-bit rows from D = 16384 to R = 16 (R = 17-63 not measured).
 inline constexpr std::int64_t kClusterRowMaxRows = 64;
 inline constexpr std::int64_t kClusterRowMinDim = 16385;
 inline constexpr std::int64_t kClusterRowAddMaxDimAtMaxRows = 32768;
+inline constexpr std::int64_t kClusterRowQuantMaxRows = 16;
+inline constexpr std::int64_t kClusterRowQuantMinDim = 16384;
 inline bool cluster_row_preferred(const ForwardArgs& a) {
+  if (size_of(a.x.type) != 2) return false;
+  if (a.quant != Quant::none) return a.dim >= kClusterRowQuantMinDim && a.rows <= kClusterRowQuantMaxRows;
   const bool add = a.o.data != nullptr;
   if (add && a.rows >= kClusterRowMaxRows && a.dim > kClusterRowAddMaxDimAtMaxRows) return false;
-  return a.quant == Quant::none && size_of(a.x.type) == 2 && a.dim >= kClusterRowMinDim && a.rows <= kClusterRowMaxRows;
+  return a.dim >= kClusterRowMinDim && a.rows <= kClusterRowMaxRows;
 }
 
 template <Mutant M>
