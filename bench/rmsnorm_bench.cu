@@ -51,6 +51,20 @@ using rmsnorm::Op;
 
 __global__ void empty_kernel() {}
 
+// --prelude: a kernel launched once, on every SM, right before a variant's warm-up, to leave the
+// SMs in the shared-memory / L1 split that another kernel would (a GEMM before the norm takes the
+// most shared memory an SM has). max-smem: the largest opt-in dynamic shared memory a block may
+// have; max-l1: no shared memory, the carveout preference set to the largest L1.
+__global__ void prelude_smem_kernel(int* sink) {
+  extern __shared__ int prelude_buf[];
+  prelude_buf[threadIdx.x] = static_cast<int>(threadIdx.x);
+  __syncthreads();
+  if (prelude_buf[31 - threadIdx.x] < 0) *sink = 1;  // never true: keeps the store
+}
+__global__ void prelude_l1_kernel(int* sink) {
+  if (threadIdx.x > 1024) *sink = 1;
+}
+
 // Deterministic fill: 16-bit patterns of moderate values for f16/bf16, small floats for f32,
 // a constant for FP8 outputs (never read).
 __global__ void fill_kernel(void* p, std::size_t n, int elem, std::uint32_t salt) {
@@ -91,6 +105,7 @@ struct DeviceBuffer {
 
 struct Options {
   bool quick = false;
+  std::string prelude = "none";  // none | max-smem | max-l1 (the SMs' carveout before each variant)
   std::string variant;  // glob; empty: the dispatcher's choice
   std::vector<std::string> ops;
   std::vector<std::int64_t> rows, dims;
@@ -140,6 +155,9 @@ void usage() {
       "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
       "  --no-dg              backward ops: dx only (no dg, no workspace; the bytes model drops the partials)\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
+      "  --prelude KIND       before each variant's warm-up, one kernel on every SM that leaves its\n"
+      "                       shared memory / L1 split as another kernel would: none (default),\n"
+      "                       max-smem (the most shared memory a block may have, as a GEMM) or max-l1\n"
       "  --csv PATH           also write the table as CSV\n");
 }
 
@@ -382,6 +400,7 @@ class Bench {
           std::exit(2);
         }
       };
+      run_prelude();
       r.us = time_us(launch, sets, opt_.iters, graph, stream_);
       // The copy of the same bytes (half read, half written), through the same buffer rotation.
       const std::size_t copy_bytes = static_cast<std::size_t>(r.bytes / 2) / 16 * 16;
@@ -405,6 +424,25 @@ class Bench {
       results_.push_back(r);
       print(r);
     }
+  }
+
+  // --prelude: one launch on every SM, then a synchronization (the variant's warm-up follows).
+  void run_prelude() {
+    if (opt_.prelude == "none") return;
+    int dev = 0, sms = 0, smem = 0;
+    BENCH_CUDA(cudaGetDevice(&dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    BENCH_CUDA(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+    DeviceBuffer sink(sizeof(int));
+    if (opt_.prelude == "max-smem") {
+      BENCH_CUDA(cudaFuncSetAttribute(prelude_smem_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      prelude_smem_kernel<<<sms, 32, static_cast<std::size_t>(smem), stream_>>>(static_cast<int*>(sink.p));
+    } else {
+      BENCH_CUDA(cudaFuncSetAttribute(prelude_l1_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxL1));
+      prelude_l1_kernel<<<sms, 32, 0, stream_>>>(static_cast<int*>(sink.p));
+    }
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaStreamSynchronize(stream_));
   }
 
   // A shape not run at all (e.g. it does not fit in device memory) still gets its row.
@@ -547,6 +585,13 @@ int main(int argc, char** argv) {
     } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
     else if (a == "--csv") o.csv = next();
     else if (a == "--no-dg") o.no_dg = true;
+    else if (a == "--prelude") {
+      o.prelude = next();
+      if (o.prelude != "none" && o.prelude != "max-smem" && o.prelude != "max-l1") {
+        std::fprintf(stderr, "bad --prelude %s (none, max-smem, max-l1)\n", o.prelude.c_str());
+        return 1;
+      }
+    }
     else { usage(); return a == "--help" || a == "-h" ? 0 : 1; }
   }
   const rmsnorm::Status dev = rmsnorm::device_status();
