@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -90,14 +91,68 @@ void fill(void* p, std::size_t bytes, int elem, std::uint32_t salt) {
   BENCH_CUDA(cudaGetLastError());
 }
 
+// Device memory for the bench's buffers. By default (--alloc cache) it stays allocated between
+// shapes, as a caching allocator keeps it (PyTorch's does): a freed block goes back to a list, and
+// a request takes the smallest listed block at least its size; a cudaMalloc that fails frees
+// the listed blocks and tries once more. Why: with a cudaMalloc / cudaFree per buffer (--alloc
+// fresh), a shape measured right after a larger shape's buffers were freed ran 10-24 % slower,
+// the copy beside it up to 11 %, for the next shape or two in the same process (H200, session 19,
+// calls 2-3; not the SMs' shared memory / L1 split: --prelude did not change it), so a figure
+// depended on the shape before it.
+class Pool {
+ public:
+  static Pool& get() {
+    static Pool pool;
+    return pool;
+  }
+  bool caching = true;
+  void* take(std::size_t b) {
+    if (caching) {
+      const auto it = free_.lower_bound(b);
+      if (it != free_.end()) {
+        void* p = it->second;
+        free_.erase(it);
+        return p;
+      }
+    }
+    void* p = nullptr;
+    if (cudaMalloc(&p, b) != cudaSuccess) {
+      (void)cudaGetLastError();
+      release();
+      BENCH_CUDA(cudaMalloc(&p, b));
+    }
+    sizes_[p] = b;
+    return p;
+  }
+  void give(void* p) {
+    if (!caching) {
+      sizes_.erase(p);
+      cudaFree(p);
+      return;
+    }
+    free_.emplace(sizes_.at(p), p);
+  }
+  void release() {
+    for (const auto& f : free_) {
+      sizes_.erase(f.second);
+      cudaFree(f.second);
+    }
+    free_.clear();
+  }
+
+ private:
+  std::multimap<std::size_t, void*> free_;     // listed blocks by size
+  std::map<const void*, std::size_t> sizes_;  // every block this pool allocated
+};
+
 struct DeviceBuffer {
   void* p = nullptr;
   std::size_t bytes = 0;
   explicit DeviceBuffer(std::size_t b) : bytes(b) {
-    if (b) BENCH_CUDA(cudaMalloc(&p, b));
+    if (b) p = Pool::get().take(b);
   }
   ~DeviceBuffer() {
-    if (p) cudaFree(p);
+    if (p) Pool::get().give(p);
   }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -106,6 +161,7 @@ struct DeviceBuffer {
 struct Options {
   bool quick = false;
   std::string prelude = "none";  // none | max-smem | max-l1 (the SMs' carveout before each variant)
+  bool fresh_alloc = false;      // --alloc fresh: cudaMalloc / cudaFree per buffer (Pool)
   std::string variant;  // glob; empty: the dispatcher's choice
   std::vector<std::string> ops;
   std::vector<std::int64_t> rows, dims;
@@ -155,6 +211,9 @@ void usage() {
       "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
       "  --no-dg              backward ops: dx only (no dg, no workspace; the bytes model drops the partials)\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
+      "  --alloc cache|fresh  device buffers kept between shapes and reused (cache, the default) or\n"
+      "                       a cudaMalloc / cudaFree per buffer (fresh: a shape right after a larger\n"
+      "                       one then ran up to 24 %% slower on the H200)\n"
       "  --prelude KIND       before each variant's warm-up, one kernel on every SM that leaves its\n"
       "                       shared memory / L1 split as another kernel would: none (default),\n"
       "                       max-smem (the most shared memory a block may have, as a GEMM) or max-l1\n"
@@ -585,7 +644,14 @@ int main(int argc, char** argv) {
     } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
     else if (a == "--csv") o.csv = next();
     else if (a == "--no-dg") o.no_dg = true;
-    else if (a == "--prelude") {
+    else if (a == "--alloc") {
+      const std::string m = next();
+      if (m != "cache" && m != "fresh") {
+        std::fprintf(stderr, "bad --alloc %s (cache, fresh)\n", m.c_str());
+        return 1;
+      }
+      o.fresh_alloc = m == "fresh";
+    } else if (a == "--prelude") {
       o.prelude = next();
       if (o.prelude != "none" && o.prelude != "max-smem" && o.prelude != "max-l1") {
         std::fprintf(stderr, "bad --prelude %s (none, max-smem, max-l1)\n", o.prelude.c_str());
@@ -612,6 +678,7 @@ int main(int argc, char** argv) {
       ops.push_back(op);
     }
   }
+  Pool::get().caching = !o.fresh_alloc;
   Bench b(o);
   b.header();
   std::size_t free_b = 0, total_b = 0;
