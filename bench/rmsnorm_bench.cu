@@ -16,12 +16,21 @@
 // L2-resident). For R ≤ 64 the launches are captured in a CUDA graph and replayed, next to an
 // empty kernel captured the same way (small-R target: within 1.2× of it).
 //
+// Buffers: kept between shapes and reused (Pool, --alloc cache); with a cudaMalloc / cudaFree per
+// buffer a shape right after a larger one's free ran up to 24 % slow. Where buffers lie still
+// moves some shapes by 3-11 % (session 19, calls 2-6: the same shape alone in a process, in a
+// fresh-allocation run and in a cached one), so a ratio within a few hundredths of a target line
+// is not settled by one run. The empty kernel's replay time drifts too (0.56 us for a process's
+// first two shapes, 0.74 from the third on, call 7); scripts/bench_table.py gives the small-R
+// ratios against both the same-shape empty kernel and the run's fastest.
+//
 // Which variant: the dispatcher's choice (for backward ops: the first product device variant,
 // in registry order, that accepts the args with its workspace allocated), or every match of
 // --variant. A shape no variant accepts still gets a row, "skipped: <reason>".
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -179,12 +188,21 @@ struct Options {
   bool no_dg = false;
 };
 
-std::vector<std::int64_t> parse_list(const char* s) {
+// A comma-separated list of non-negative integers ("1,16,64"); anything else ends the program
+// with a message naming the bad item (strtoll alone read "4k" as 4 and "x" as 0).
+std::vector<std::int64_t> parse_list(const char* s, const char* what) {
   std::vector<std::int64_t> v;
-  for (const char* p = s; *p;) {
+  for (const char* p = s;;) {
     char* end = nullptr;
-    v.push_back(std::strtoll(p, &end, 10));
-    p = *end ? end + 1 : end;
+    errno = 0;
+    const long long x = std::strtoll(p, &end, 10);
+    if (end == p || errno != 0 || x < 0 || (*end != ',' && *end != '\0')) {
+      std::fprintf(stderr, "bad %s list '%s': expected non-negative integers separated by commas\n", what, s);
+      std::exit(1);
+    }
+    v.push_back(x);
+    if (*end == '\0') break;
+    p = end + 1;
   }
   return v;
 }
@@ -630,10 +648,10 @@ int main(int argc, char** argv) {
     else if (a == "--variant") o.variant = next();
     else if (a == "--op") o.ops = split(next());
     else if (a == "--rows") {
-      o.rows = parse_list(next());
+      o.rows = parse_list(next(), "--rows");
       o.extra_dtypes = false;
     } else if (a == "--dims") {
-      o.dims = parse_list(next());
+      o.dims = parse_list(next(), "--dims");
       o.extra_dtypes = false;
     } else if (a == "--no-extra") o.extra_dtypes = false;
     else if (a == "--dtype") {
