@@ -198,3 +198,27 @@ TEST_CASE("forward dispatch hint: fwd.bulk_ring takes 16-bit rows of 40960 < D: 
   fp32_weights.convention = rmsnorm::Convention::no_weight;  // no weights: the row's type
   CHECK(ring->preferred_forward(fp32_weights));
 }
+
+// fwd.cluster_row's dispatch hint alone (its capability check asks the device for cluster launch:
+// test_gpu_forward checks the dispatcher's choice). Session 19 added its FP8 branch.
+TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
+  const rmsnorm::Variant* cluster = rmsnorm::find_variant("fwd.cluster_row");
+  REQUIRE(cluster != nullptr);
+  REQUIRE(cluster->preferred_forward != nullptr);
+  auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
+    return cluster->preferred_forward(harness::probe_forward(x, rows, dim, fp8, add));
+  };
+  CHECK(prefers(DType::bf16, 1, 65536));
+  CHECK(prefers(DType::f16, 64, 16385));
+  CHECK_FALSE(prefers(DType::bf16, 64, 16384));           // fwd.block_row's width
+  CHECK_FALSE(prefers(DType::bf16, 65, 65536));           // more rows
+  CHECK_FALSE(prefers(DType::bf16, 64, 49152, false, /*add=*/true));  // the fused add at 64 past 32768
+  CHECK(prefers(DType::bf16, 64, 32768, false, /*add=*/true));
+  CHECK_FALSE(prefers(DType::f32, 1, 65536));             // fp32 rows
+  // FP8 outputs (session 19): from D = 16384, R <= 16, 16-bit rows, with or without the fused add.
+  CHECK(prefers(DType::bf16, 1, 16384, /*fp8=*/true));
+  CHECK(prefers(DType::f16, 16, 65536, /*fp8=*/true, /*add=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 17, 65536, /*fp8=*/true));
+  CHECK_FALSE(prefers(DType::bf16, 1, 16383, /*fp8=*/true));
+  CHECK_FALSE(prefers(DType::f32, 1, 65536, /*fp8=*/true));
+}
