@@ -691,8 +691,9 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   65536), after bwd.cluster_rows' partial row went 16-byte (session 18): the plain backward
 //   1.03-1.14x on this kernel from R = 4 (R = 4: 1.06 / 1.07 / 1.09 / 1.06x; R = 128 at 16392 a
 //   tie, 0.99x), bwd.cluster_rows 1.03-1.10x at R = 1; the fused add on this kernel at every R
-//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). So the plain backward from R = 4 (R = 2-3
-//   not measured: they stay on bwd.cluster_rows). fp32 rows past 8192 run faster on
+//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). So the plain backward from R = 4. R = 2-3,
+//   measured after the change (call 2, `call2_r23.txt`, one run): this kernel 1.03-1.07x there
+//   too; they stay on bwd.cluster_rows until the dispatcher's GPU test runs with the bound at 2. fp32 rows past 8192 run faster on
 //   bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19: 1.04-1.32x at R = 1, 64, 512 and
 //   4096 below D = 32768, this kernel 1.04-1.05x only at R = 16): bwd.cluster_rows stays the
 //   default there.
