@@ -936,8 +936,9 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
 // call1_table.txt`, two runs, graph replay, bf16, against fwd.large_d, fwd.large_d_pair and
 // fwd.block_row by name): at R = 1-16 fwd.cluster_row leads from D = 16384 (FP8 alone 1.03-1.12x
 // the dispatcher's fwd.large_d at 16384, 1.19-2.21x at 24576-65536; add + FP8 1.08-1.17x and
-// 1.23-2.43x), at R = 64 fwd.large_d leads (1.00-1.73x; 24576 a tie); at D = 12288 fwd.large_d_pair
-// or a tie. So the FP8 forms of 16-bit rows from D = 16384 to R = 16 (R = 17-63 not measured).
+// 1.31-2.43x), at R = 64 fwd.large_d leads (1.07-1.17x; at 24576 a tie, add + FP8 0.96x); at
+// D = 12288 fwd.large_d_pair leads or ties (add + FP8 at R = 1: the cluster 1.03x). So the FP8
+// forms of 16-bit rows from D = 16384 to R = 16 (R = 17-63 not measured).
 inline constexpr std::int64_t kClusterRowMaxRows = 64;
 inline constexpr std::int64_t kClusterRowMinDim = 16385;
 inline constexpr std::int64_t kClusterRowAddMaxDimAtMaxRows = 32768;
