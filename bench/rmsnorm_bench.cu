@@ -103,13 +103,13 @@ void fill(void* p, std::size_t bytes, int elem, std::uint32_t salt) {
 // Device memory for the bench's buffers. By default (--alloc cache) it stays allocated between
 // shapes, as a caching allocator keeps it (PyTorch's does): a freed block goes back to a list, and
 // a request takes the smallest listed block of its size to twice it (none: a new cudaMalloc); a
-// cudaMalloc that fails frees the listed blocks and tries once more. Without the factor (call 4)
-// small buffers landed in large blocks and small-R shapes moved by 4-10 %: where a buffer lies
-// matters, so a buffer should lie where a buffer of its size would. Why: with a cudaMalloc / cudaFree per buffer (--alloc
-// fresh), a shape measured right after a larger shape's buffers were freed ran 10-24 % slower,
-// the copy beside it up to 11 %, for the next shape or two in the same process (H200, session 19,
-// calls 2-3; not the SMs' shared memory / L1 split: --prelude did not change it), so a figure
-// depended on the shape before it.
+// cudaMalloc that fails frees the listed blocks and tries once more.
+// Why: with a cudaMalloc / cudaFree per buffer (--alloc fresh), a shape measured right after a
+// larger shape's buffers were freed ran 10-24 % slower, the copy beside it up to 11 %, for the
+// next shape or two in the same process (H200, session 19, calls 2-3; not the SMs' shared memory
+// / L1 split: --prelude did not change it), so a figure depended on the shape before it. Why the
+// factor of two: without it (call 4) small buffers landed in large blocks and small-R shapes moved
+// by 4-10 %; where a buffer lies matters, so it should lie where a buffer of its size would.
 class Pool {
  public:
   static Pool& get() {

@@ -693,10 +693,10 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   tie, 0.99x), bwd.cluster_rows 1.03-1.10x at R = 1; the fused add on this kernel at every R
 //   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). So the plain backward from R = 4. R = 2-3,
 //   measured after the change (call 2, `call2_r23.txt`, one run): this kernel 1.03-1.07x there
-//   too; they stay on bwd.cluster_rows until the dispatcher's GPU test runs with the bound at 2. fp32 rows past 8192 run faster on
-//   bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19: 1.02-1.35x at R = 1, 64, 512 and
-//   4096, plain and fused add, but the plain backward at 32768 x 4096, 0.99x; this kernel
-//   1.01-1.09x only at R = 16): bwd.cluster_rows stays the
+//   too; they stay on bwd.cluster_rows until the dispatcher's GPU test runs with the bound at 2.
+//   fp32 rows past 8192 run faster on bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19:
+//   1.02-1.35x at R = 1, 64, 512 and 4096, plain and fused add, but the plain backward at
+//   32768 x 4096, 0.99x; this kernel 1.01-1.09x only at R = 16): bwd.cluster_rows stays the
 //   default there.
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
 inline constexpr std::int64_t kStagedClusterWideMinRows = 4;
