@@ -691,15 +691,15 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 //   65536), after bwd.cluster_rows' partial row went 16-byte (session 18): the plain backward
 //   1.03-1.14x on this kernel from R = 4 (R = 4: 1.06 / 1.07 / 1.09 / 1.06x; R = 128 at 16392 a
 //   tie, 0.99x), bwd.cluster_rows 1.03-1.10x at R = 1; the fused add on this kernel at every R
-//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). So the plain backward from R = 4. R = 2-3,
-//   measured after the change (call 2, `call2_r23.txt`, one run): this kernel 1.03-1.07x there
-//   too; they stay on bwd.cluster_rows until the dispatcher's GPU test runs with the bound at 2.
+//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). R = 2-3 (call 2, `call2_r23.txt`, one
+//   run, D = 16392 / 32768 / 65536): this kernel 1.02-1.07x there too. So the plain backward
+//   from R = 2 (session 20, with the dispatcher's GPU test at the new bound).
 //   fp32 rows past 8192 run faster on bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19:
 //   1.02-1.35x at R = 1, 64, 512 and 4096, plain and fused add, but the plain backward at
 //   32768 x 4096, 0.99x; this kernel 1.01-1.09x only at R = 16): bwd.cluster_rows stays the
 //   default there.
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
-inline constexpr std::int64_t kStagedClusterWideMinRows = 4;
+inline constexpr std::int64_t kStagedClusterWideMinRows = 2;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {
   const bool b16 = size_of(a.x.type) == 2;
   const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;

@@ -122,7 +122,7 @@ TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <
 // The backward's dispatch hints themselves (Variant::preferred_backward: pure functions of the
 // arguments), checked without a device. The dispatcher's whole choice also asks each variant's
 // can_implement, some of which query the device (cluster occupancy): test_gpu_backward checks it.
-TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384 from R = 4", "[host]") {
+TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384 from R = 2", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster.vec8");
   REQUIRE(cluster != nullptr);
   REQUIRE(cluster->preferred_backward != nullptr);
@@ -142,16 +142,16 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider
   CHECK_FALSE(prefers(DType::bf16, 16, 4096));
   CHECK_FALSE(prefers(DType::f32, 16, 4096));
   CHECK_FALSE(prefers(DType::f32, 64, 8200));     // fp32 past 8192: bwd.cluster_rows
-  // 16-bit rows past 16384: from R = 4, or under the fused add (session 19).
+  // 16-bit rows past 16384: from R = 2, or under the fused add (sessions 19-20).
   CHECK(prefers(DType::bf16, 64, 16392));
-  CHECK(prefers(DType::bf16, 4, 16392));
+  CHECK(prefers(DType::bf16, 2, 16392));
   CHECK(prefers(DType::bf16, 16, 65536));
   CHECK(prefers(DType::bf16, 8192, 24576));
   CHECK(prefers(DType::bf16, 64, 49153));
   CHECK(prefers(DType::bf16, 32768, 65536));
   CHECK(prefers(DType::f16, 1, 65536, /*add=*/true));
   CHECK(prefers(DType::f16, 1, 16392, /*add=*/true));
-  CHECK_FALSE(prefers(DType::bf16, 3, 16392));
+  CHECK_FALSE(prefers(DType::bf16, 1, 16392));
   CHECK_FALSE(prefers(DType::bf16, 1, 65536));
   CHECK_FALSE(prefers(DType::bf16, 4096, 16384));  // one block holds it: bwd.staged_rows from R = 33
   CHECK_FALSE(prefers(DType::f32, 4096, 65536));

@@ -543,8 +543,8 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 1024, 8192) == "bwd.staged_streams.vec8");   // the streams from R = 1024
   CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows.vec8");        // no block holds the row
-  CHECK(pick(DType::bf16, 3, 16392) == "bwd.cluster_rows.vec8");
-  CHECK(pick(DType::bf16, 4, 16392) == "bwd.staged_cluster.vec8");      // 16-bit past 16384 from R = 4
+  CHECK(pick(DType::bf16, 1, 16392) == "bwd.cluster_rows.vec8");
+  CHECK(pick(DType::bf16, 2, 16392) == "bwd.staged_cluster.vec8");      // 16-bit past 16384 from R = 2
   CHECK(pick(DType::bf16, 16, 65536) == "bwd.staged_cluster.vec8");
   CHECK(pick(DType::bf16, 8192, 32768) == "bwd.staged_cluster.vec8");
   CHECK(pick(DType::bf16, 4096, 65536) == "bwd.staged_cluster.vec8");

@@ -1,0 +1,351 @@
+// rmsnorm-timeline: when each block of a block-per-row forward starts and ends, next to a copy of
+// the same bytes, to take apart a cost per call that a median time cannot (notes/PERF.md,
+// session 19: the bf16 forward at D = 4096-16384 takes the copy's time plus 1.7-4.2 µs at every R
+// from 3960 to 32768 rows).
+//
+// Four kernels over the same rows, each timed with CUDA events (median of --iters, rotating
+// buffer sets larger than L2) and then run once more with a timestamp per block (%globaltimer at
+// its first instruction and after its last store was issued, and its SM):
+// - fwd: fwd.block_row's plain kernel (fwd_regs_body, the production template, bf16 rows and
+//   weights) in the production launch shape;
+// - ahead: the same with its L2 prefetch one wave ahead (fwd_regs_ahead_kernel's body);
+// - rowcopy: the same blocks and thread mapping with the reduction and the weights taken out
+//   (each thread loads its chunks, then stores them): the block granularity alone;
+// - gpre: fwd with the weights asked of L2 at each block's start (every block, or the first wave's);
+// - memcpy: cudaMemcpyAsync device to device of the same bytes (events only: no blocks to stamp).
+// The per-block stamps are summarised per kernel: the span (first start to last end), how long
+// the first wave took to start on every SM, the drain (the last block's start to the last end),
+// and the rows finished per interval of the span as bandwidth (read + write bytes of the rows
+// whose block ended in it): a ramp at the start or a tail at the end shows there.
+//
+// The stamps cost each block two global-timer reads and one store of 24 bytes: the stamped run's
+// span is compared with the events' median to show what they cost.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "forward_kernels.cuh"
+
+namespace {
+
+using rmsnorm::cuda::fwd::Params;
+using T = __nv_bfloat16;
+namespace fwd = rmsnorm::cuda::fwd;
+using rmsnorm::cuda::Chunk;
+using rmsnorm::cuda::kChunk;
+using rmsnorm::Mutant;
+
+#define PROBE_CUDA(x)                                                                             \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "rmsnorm-timeline: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(2);                                                                               \
+    }                                                                                             \
+  } while (0)
+
+struct Stamp {
+  unsigned long long start, end;
+  unsigned sm, pad;
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+__device__ __forceinline__ void stamp(Stamp* st, unsigned long long t0) {
+  if (st == nullptr) return;
+  __syncthreads();
+  if (threadIdx.x == 0) st[blockIdx.x] = Stamp{t0, global_ns(), sm_id(), 0};
+}
+
+constexpr int kIters = 4;  // fwd.block_row's chunks per thread
+constexpr int kThreadsMax = fwd::regs_block_threads<0, T, false>;
+constexpr int kMinBlocks = fwd::regs_min_blocks<0, T, false, false, Mutant::none, false, true>;
+
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) fwd_stamped(Params p, Stamp* st) {
+  const unsigned long long t0 = global_ns();
+  fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, false>(p, 0);
+  stamp(st, t0);
+}
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) ahead_stamped(Params p, std::int64_t ahead, Stamp* st) {
+  const unsigned long long t0 = global_ns();
+  fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, true>(p, ahead);
+  stamp(st, t0);
+}
+// The candidate: the block asks L2 for the weights before its first load of x. Without it, every
+// block of the first wave asks for g only after its row's sum, and the first of those misses
+// waits in DRAM's queue behind the whole wave's loads of x.
+// first_blocks > 0: only the blocks below it prefetch (0: every block).
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) gpre_stamped(Params p, std::int64_t first_blocks, Stamp* st) {
+  const unsigned long long t0 = global_ns();
+  if (first_blocks == 0 || blockIdx.x < first_blocks)
+    rmsnorm::cuda::prefetch_row_l2(p.g, p.dim * static_cast<std::int64_t>(sizeof(T)), static_cast<int>(threadIdx.x),
+                                   static_cast<int>(blockDim.x));
+  fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, false>(p, 0);
+  stamp(st, t0);
+}
+// The same rows, blocks and chunk mapping as fwd_stamped, nothing between the loads and stores.
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) rowcopy_stamped(Params p, Stamp* st) {
+  const unsigned long long t0 = global_ns();
+  const std::int64_t row = blockIdx.x;
+  const std::int64_t full = p.dim / kChunk;
+  const T* xr = static_cast<const T*>(p.x) + row * p.x_stride;
+  T* yr = static_cast<T*>(p.y) + row * p.y_stride;
+  Chunk<T> h[kIters];
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const std::int64_t c = static_cast<std::int64_t>(i) * blockDim.x + threadIdx.x;
+    h[i] = fwd::load_row_chunk<T, Mutant::none, true>(xr, c, full, 0);
+  }
+#pragma unroll
+  for (int i = 0; i < kIters; ++i) {
+    const std::int64_t c = static_cast<std::int64_t>(i) * blockDim.x + threadIdx.x;
+    fwd::store_row_chunk<T>(yr, c, full, 0, h[i]);
+  }
+  stamp(st, t0);
+}
+
+struct Set {
+  T* x = nullptr;
+  T* y = nullptr;
+};
+
+double median(std::vector<float> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+template <typename F>
+double time_us(F&& launch, int sets, int iters, cudaStream_t s) {
+  for (int w = 0; w < std::max(3, sets); ++w) launch(w % sets);
+  PROBE_CUDA(cudaStreamSynchronize(s));
+  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(iters));
+  for (cudaEvent_t& e : ev) PROBE_CUDA(cudaEventCreate(&e));
+  for (int it = 0; it < iters; ++it) {
+    PROBE_CUDA(cudaEventRecord(ev[2 * it], s));
+    launch(it % sets);
+    PROBE_CUDA(cudaEventRecord(ev[2 * it + 1], s));
+  }
+  PROBE_CUDA(cudaStreamSynchronize(s));
+  std::vector<float> ms;
+  for (int it = 0; it < iters; ++it) {
+    float t = 0;
+    PROBE_CUDA(cudaEventElapsedTime(&t, ev[2 * it], ev[2 * it + 1]));
+    ms.push_back(t * 1000.0f);
+  }
+  for (cudaEvent_t e : ev) PROBE_CUDA(cudaEventDestroy(e));
+  return median(ms);
+}
+
+// The summary line of one stamped run (times in µs from the first block's start).
+void summarize(const char* name, std::int64_t rows, std::int64_t dim, double event_us, const std::vector<Stamp>& st,
+               int sms, FILE* csv) {
+  unsigned long long t0 = ~0ull, t1 = 0, last_start = 0;
+  std::vector<unsigned long long> first_on_sm(static_cast<std::size_t>(sms), ~0ull);
+  for (const Stamp& s : st) {
+    t0 = std::min(t0, s.start);
+    t1 = std::max(t1, s.end);
+    last_start = std::max(last_start, s.start);
+    if (s.sm < first_on_sm.size()) first_on_sm[s.sm] = std::min(first_on_sm[s.sm], s.start);
+  }
+  unsigned long long all_started = 0;
+  for (unsigned long long f : first_on_sm)
+    if (f != ~0ull) all_started = std::max(all_started, f);
+  std::vector<double> dur;
+  for (const Stamp& s : st) dur.push_back(static_cast<double>(s.end - s.start) / 1000.0);
+  std::sort(dur.begin(), dur.end());
+  const double span = static_cast<double>(t1 - t0) / 1000.0;
+  std::printf("%-8s %6lld x %-6lld events %8.2f us  span %8.2f  first wave on every SM %5.2f  last start %8.2f  drain %5.2f  "
+              "block median %5.2f p90 %5.2f\n",
+              name, static_cast<long long>(rows), static_cast<long long>(dim), event_us, span,
+              static_cast<double>(all_started - t0) / 1000.0, static_cast<double>(last_start - t0) / 1000.0,
+              static_cast<double>(t1 - last_start) / 1000.0, dur[dur.size() / 2], dur[dur.size() * 9 / 10]);
+  // Rows finished per tenth of the span, as TB/s of read + write bytes.
+  constexpr int kBins = 20;
+  std::vector<double> done(kBins, 0);
+  for (const Stamp& s : st) {
+    const int b = std::min(kBins - 1, static_cast<int>(static_cast<double>(s.end - t0) / (span * 1000.0) * kBins));
+    done[static_cast<std::size_t>(b)] += 1;
+  }
+  const double row_bytes = 2.0 * static_cast<double>(dim) * sizeof(T);
+  std::printf("%-8s   TB/s per 1/%d of the span:", name, kBins);
+  for (double d : done) std::printf(" %4.2f", d * row_bytes / (span / kBins * 1e-6) / 1e12);
+  std::printf("\n");
+  if (csv) {
+    for (std::size_t b = 0; b < st.size(); ++b)
+      std::fprintf(csv, "%s,%lld,%lld,%zu,%u,%.3f,%.3f\n", name, static_cast<long long>(rows), static_cast<long long>(dim), b,
+                   st[b].sm, static_cast<double>(st[b].start - t0) / 1000.0, static_cast<double>(st[b].end - t0) / 1000.0);
+  }
+}
+
+std::vector<std::int64_t> parse_list(const char* s) {
+  std::vector<std::int64_t> v;
+  std::string cur;
+  for (const char* c = s;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      char* end = nullptr;
+      const long long x = std::strtoll(cur.c_str(), &end, 10);
+      if (cur.empty() || *end != '\0' || x <= 0) {
+        std::fprintf(stderr, "rmsnorm-timeline: bad list entry '%s' in '%s'\n", cur.c_str(), s);
+        std::exit(2);
+      }
+      v.push_back(x);
+      cur.clear();
+      if (*c == '\0') break;
+    } else {
+      cur += *c;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::int64_t> rows = {4096, 8192, 4096, 32768}, dims = {8192, 4096, 16384, 8192};
+  int iters = 50;
+  const char* csv_path = nullptr;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--shapes" && i + 1 < argc) {  // RxD,RxD,...
+      rows.clear();
+      dims.clear();
+      std::string s = argv[++i];
+      std::size_t pos = 0;
+      while (pos <= s.size()) {
+        const std::size_t comma = std::min(s.find(',', pos), s.size());
+        const std::string item = s.substr(pos, comma - pos);
+        const std::size_t x = item.find('x');
+        if (x == std::string::npos) {
+          std::fprintf(stderr, "rmsnorm-timeline: a shape is RxD, not '%s'\n", item.c_str());
+          return 2;
+        }
+        rows.push_back(parse_list(item.substr(0, x).c_str())[0]);
+        dims.push_back(parse_list(item.substr(x + 1).c_str())[0]);
+        pos = comma + 1;
+      }
+    } else if (a == "--iters" && i + 1 < argc) {
+      iters = static_cast<int>(parse_list(argv[++i])[0]);
+    } else if (a == "--csv" && i + 1 < argc) {
+      csv_path = argv[++i];
+    } else {
+      std::fprintf(stderr,
+                   "usage: rmsnorm-timeline [--shapes RxD,...] [--iters N] [--csv PATH]\n"
+                   "  bf16 rows, D a multiple of 8 up to %d (fwd.block_row's plain kernel)\n",
+                   kThreadsMax * kIters * kChunk);
+      return a == "--help" ? 0 : 2;
+    }
+  }
+  int dev = 0, sms = 0, l2 = 0;
+  PROBE_CUDA(cudaGetDevice(&dev));
+  PROBE_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  PROBE_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
+  if (csv) std::fprintf(csv, "kernel,rows,dim,block,sm,start_us,end_us\n");
+  cudaStream_t s;
+  PROBE_CUDA(cudaStreamCreate(&s));
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const std::int64_t R = rows[k], D = dims[k];
+    if (D % kChunk != 0 || D > kThreadsMax * kIters * kChunk) {
+      std::fprintf(stderr, "rmsnorm-timeline: D = %lld: a multiple of 8 up to %d\n", static_cast<long long>(D),
+                   kThreadsMax * kIters * kChunk);
+      return 2;
+    }
+    const std::size_t n = static_cast<std::size_t>(R * D), bytes = n * sizeof(T);
+    const int sets = static_cast<int>(std::max<std::size_t>(2, (4 * static_cast<std::size_t>(l2)) / (2 * bytes) + 1));
+    std::vector<Set> set(static_cast<std::size_t>(sets));
+    std::vector<T> host(n);
+    for (std::size_t i = 0; i < n; ++i) host[i] = __float2bfloat16(static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f);
+    for (Set& b : set) {
+      PROBE_CUDA(cudaMalloc(&b.x, bytes));
+      PROBE_CUDA(cudaMalloc(&b.y, bytes));
+      PROBE_CUDA(cudaMemcpy(b.x, host.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    T* g = nullptr;
+    PROBE_CUDA(cudaMalloc(&g, static_cast<std::size_t>(D) * sizeof(T)));
+    PROBE_CUDA(cudaMemcpy(g, host.data(), static_cast<std::size_t>(D) * sizeof(T), cudaMemcpyHostToDevice));
+    float* rstd = nullptr;
+    PROBE_CUDA(cudaMalloc(&rstd, static_cast<std::size_t>(R) * sizeof(float)));
+    Stamp* st = nullptr;
+    PROBE_CUDA(cudaMalloc(&st, static_cast<std::size_t>(R) * sizeof(Stamp)));
+
+    auto params = [&](int i) {
+      Params p;
+      p.x = set[static_cast<std::size_t>(i)].x;
+      p.x_out = set[static_cast<std::size_t>(i)].x;
+      p.y = set[static_cast<std::size_t>(i)].y;
+      p.g = g;
+      p.rstd = rstd;
+      p.rows = R;
+      p.dim = D;
+      p.x_stride = p.o_stride = p.y_stride = D;
+      p.eps = 1e-6f;
+      return p;
+    };
+    const int threads = static_cast<int>(std::max<std::int64_t>(32, ((D / kChunk + kIters - 1) / kIters + 31) / 32 * 32));
+    int per_sm = 0;
+    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters>, threads, 0));
+    const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sms;
+    const dim3 grid(static_cast<unsigned>(R));
+    std::printf("shape %lld x %lld bf16: %d threads a block, %d blocks an SM (ahead kernel), %d SMs, %d buffer sets\n",
+                static_cast<long long>(R), static_cast<long long>(D), threads, per_sm, sms, sets);
+
+    // Events: the production kernels themselves (no stamps), the row copy unstamped, the memcpy;
+    // then the stamped forms, to show what the stamps cost.
+    const std::int64_t ahead = wave < R ? wave : 0;
+    std::vector<double> plain = {
+        time_us([&](int i) { fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none><<<grid, threads, 0, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), ahead); }, sets, iters, s),
+        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), nullptr); }, sets, iters, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, nullptr); }, sets, iters, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), wave, nullptr); }, sets, iters, s),
+        time_us([&](int i) { PROBE_CUDA(cudaMemcpyAsync(set[static_cast<std::size_t>(i)].y, set[static_cast<std::size_t>(i)].x, bytes, cudaMemcpyDeviceToDevice, s)); },
+                sets, iters, s)};
+    const std::vector<double> stamped = {
+        time_us([&](int i) { fwd_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
+        time_us([&](int i) { ahead_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, s),
+        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, st); }, sets, iters, s)};
+    const double mc = plain[5];
+    std::printf("events, median of %d (us): fwd %.2f  ahead %.2f  rowcopy %.2f  gpre %.2f  gpre-first-wave %.2f  memcpy %.2f"
+                "   (stamped: %.2f %.2f %.2f %.2f)\n",
+                iters, plain[0], plain[1], plain[2], plain[3], plain[4], mc, stamped[0], stamped[1], stamped[2], stamped[3]);
+    std::printf("ratio to memcpy: fwd %.3f  ahead %.3f  rowcopy %.3f  gpre %.3f  gpre-first-wave %.3f\n", mc / plain[0],
+                mc / plain[1], mc / plain[2], mc / plain[3], mc / plain[4]);
+    std::vector<Stamp> host_st(static_cast<std::size_t>(R));
+    const char* names[] = {"fwd", "ahead", "rowcopy", "gpre"};
+    for (int kk = 0; kk < 4; ++kk) {
+      PROBE_CUDA(cudaStreamSynchronize(s));
+      if (kk == 0) fwd_stamped<<<grid, threads, 0, s>>>(params(0), st);
+      if (kk == 1) ahead_stamped<<<grid, threads, 0, s>>>(params(0), ahead, st);
+      if (kk == 2) rowcopy_stamped<<<grid, threads, 0, s>>>(params(0), st);
+      if (kk == 3) gpre_stamped<<<grid, threads, 0, s>>>(params(0), 0, st);
+      PROBE_CUDA(cudaGetLastError());
+      PROBE_CUDA(cudaMemcpyAsync(host_st.data(), st, host_st.size() * sizeof(Stamp), cudaMemcpyDeviceToHost, s));
+      PROBE_CUDA(cudaStreamSynchronize(s));
+      summarize(names[kk], R, D, plain[kk == 3 ? 3 : static_cast<std::size_t>(kk)], host_st, sms, csv);
+    }
+    for (Set& b : set) {
+      PROBE_CUDA(cudaFree(b.x));
+      PROBE_CUDA(cudaFree(b.y));
+    }
+    PROBE_CUDA(cudaFree(g));
+    PROBE_CUDA(cudaFree(rstd));
+    PROBE_CUDA(cudaFree(st));
+  }
+  if (csv) std::fclose(csv);
+  return 0;
+}
