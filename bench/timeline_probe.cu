@@ -12,6 +12,13 @@
 // - rowcopy: the same blocks and thread mapping with the reduction and the weights taken out
 //   (each thread loads its chunks, then stores them): the block granularity alone;
 // - gpre: fwd with the weights asked of L2 at each block's start (every block, or the first wave's);
+// - ahead1: the prefetch one wave ahead in the first wave only;
+// - iters2 / iters8: the same kernel with 2 or 8 chunks a thread (twice or half the threads);
+// - occ-1 / occ/2: fwd held to one block an SM fewer, or half, by unused dynamic shared memory;
+// - stagger250 / 500 / 1000: fwd_regs_stagger_kernel (the product's form since session 20), the first
+//   wave's k-th block of an SM starting k * 250 / 500 / 1000 ns late;
+// - staged: the kernel in fwd.staged_rows' form (a persistent grid, next rows staged by cp.async);
+// - gridcopy2 / gridcopy4: a persistent grid-stride copy kernel (2 or 4 vectors a thread a step);
 // - memcpy: cudaMemcpyAsync device to device of the same bytes (events only: no blocks to stamp).
 // The per-block stamps are summarised per kernel: the span (first start to last end), how long
 // the first wave took to start on every SM, the drain (the last block's start to the last end),
@@ -30,7 +37,7 @@
 #include <string>
 #include <vector>
 
-#include "forward_kernels.cuh"
+#include "forward_launch.cuh"
 
 namespace {
 
@@ -55,11 +62,7 @@ struct Stamp {
   unsigned sm, pad;
 };
 
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+using rmsnorm::cuda::global_timer_ns;
 __device__ __forceinline__ unsigned sm_id() {
   unsigned s;
   asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
@@ -68,7 +71,7 @@ __device__ __forceinline__ unsigned sm_id() {
 __device__ __forceinline__ void stamp(Stamp* st, unsigned long long t0) {
   if (st == nullptr) return;
   __syncthreads();
-  if (threadIdx.x == 0) st[blockIdx.x] = Stamp{t0, global_ns(), sm_id(), 0};
+  if (threadIdx.x == 0) st[blockIdx.x] = Stamp{t0, global_timer_ns(), sm_id(), 0};
 }
 
 constexpr int kIters = 4;  // fwd.block_row's chunks per thread
@@ -76,12 +79,12 @@ constexpr int kThreadsMax = fwd::regs_block_threads<0, T, false>;
 constexpr int kMinBlocks = fwd::regs_min_blocks<0, T, false, false, Mutant::none, false, true>;
 
 __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) fwd_stamped(Params p, Stamp* st) {
-  const unsigned long long t0 = global_ns();
+  const unsigned long long t0 = global_timer_ns();
   fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, false>(p, 0);
   stamp(st, t0);
 }
 __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) ahead_stamped(Params p, std::int64_t ahead, Stamp* st) {
-  const unsigned long long t0 = global_ns();
+  const unsigned long long t0 = global_timer_ns();
   fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, true>(p, ahead);
   stamp(st, t0);
 }
@@ -90,16 +93,30 @@ __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) ahead_stamped(Params 
 // waits in DRAM's queue behind the whole wave's loads of x.
 // first_blocks > 0: only the blocks below it prefetch (0: every block).
 __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) gpre_stamped(Params p, std::int64_t first_blocks, Stamp* st) {
-  const unsigned long long t0 = global_ns();
+  const unsigned long long t0 = global_timer_ns();
   if (first_blocks == 0 || blockIdx.x < first_blocks)
     rmsnorm::cuda::prefetch_row_l2(p.g, p.dim * static_cast<std::int64_t>(sizeof(T)), static_cast<int>(threadIdx.x),
                                    static_cast<int>(blockDim.x));
   fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, false>(p, 0);
   stamp(st, t0);
 }
+// The L2 prefetch one wave ahead in the first wave only: the blocks that start together ask for
+// the second wave's rows with their own, so DRAM has work through the first wave's reductions
+// and stores, and no later block pays for a prefetch.
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) ahead1_stamped(Params p, std::int64_t wave, Stamp* st) {
+  const unsigned long long t0 = global_timer_ns();
+  fwd::fwd_regs_body<T, T, false, false, 0, kIters, Mutant::none, false, false, true>(p, blockIdx.x < wave ? wave : 0);
+  stamp(st, t0);
+}
+// Another thread mapping of the same kernel: I chunks a thread (fwd.block_row holds 4), so twice
+// the threads a row at I = 2, half at I = 8 (a different reduction order: another variant's bits).
+template <int I>
+__global__ void __launch_bounds__(kThreadsMax, kMinBlocks) iters_form(Params p) {
+  fwd::fwd_regs_body<T, T, false, false, 0, I, Mutant::none, false, false, false>(p, 0);
+}
 // The same rows, blocks and chunk mapping as fwd_stamped, nothing between the loads and stores.
 __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) rowcopy_stamped(Params p, Stamp* st) {
-  const unsigned long long t0 = global_ns();
+  const unsigned long long t0 = global_timer_ns();
   const std::int64_t row = blockIdx.x;
   const std::int64_t full = p.dim / kChunk;
   const T* xr = static_cast<const T*>(p.x) + row * p.x_stride;
@@ -116,6 +133,27 @@ __global__ void __launch_bounds__(kThreadsMax, kMinBlocks) rowcopy_stamped(Param
     fwd::store_row_chunk<T>(yr, c, full, 0, h[i]);
   }
   stamp(st, t0);
+}
+
+// A grid-stride copy of the same bytes: a full-occupancy persistent grid, each thread moving U
+// 16-byte vectors per step (loads first, then stores): what an SM copy kernel reaches, beside the
+// memcpy (the bench's reference).
+template <int U>
+__global__ void __launch_bounds__(256) gridcopy(const uint4* __restrict__ x, uint4* __restrict__ y, std::int64_t n) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x * U;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * blockDim.x * U + threadIdx.x; base < n; base += step) {
+    uint4 v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t i = base + static_cast<std::int64_t>(u) * blockDim.x;
+      if (i < n) v[u] = __ldcs(x + i);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const std::int64_t i = base + static_cast<std::int64_t>(u) * blockDim.x;
+      if (i < n) __stcs(y + i, v[u]);
+    }
+  }
 }
 
 struct Set {
@@ -300,43 +338,99 @@ int main(int argc, char** argv) {
     PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters>, threads, 0));
     const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sms;
     const dim3 grid(static_cast<unsigned>(R));
+    const int threads2 = static_cast<int>(std::min<std::int64_t>(kThreadsMax, ((D / kChunk + 1) / 2 + 31) / 32 * 32));
+    const int threads8 = static_cast<int>(std::max<std::int64_t>(32, ((D / kChunk + 7) / 8 + 31) / 32 * 32));
+    if (threads2 * 2 * kChunk < D) std::printf("(iters2 does not cover D = %lld: its figure is not a forward)\n", static_cast<long long>(D));
     std::printf("shape %lld x %lld bf16: %d threads a block, %d blocks an SM (ahead kernel), %d SMs, %d buffer sets\n",
                 static_cast<long long>(R), static_cast<long long>(D), threads, per_sm, sms, sets);
 
     // Events: the production kernels themselves (no stamps), the row copy unstamped, the memcpy;
     // then the stamped forms, to show what the stamps cost.
     const std::int64_t ahead = wave < R ? wave : 0;
+    // fwd.staged_rows' shape for this kernel (FP8 outputs only in the product): a persistent grid,
+    // each block's next rows staged in shared memory, the next row's loads in flight through the
+    // current row's reduction and stores.
+    auto staged_kernel = fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none, true>;
+    int reg_blocks = 0;
+    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, staged_kernel, threads, 0));
+    const fwd::StagedLaunch sl = fwd::staged_launch_shape(reg_blocks, fwd::staged_stage_bytes(D, sizeof(T), false));
+    PROBE_CUDA(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sl.smem)));
+    const unsigned staged_grid = static_cast<unsigned>(std::min<std::int64_t>(R, static_cast<std::int64_t>(sl.blocks_per_sm) * sms));
+    std::printf("staged: %d blocks an SM, %d stages, %zu bytes\n", sl.blocks_per_sm, sl.stages, sl.smem);
+    // The production kernel held to fewer blocks an SM by unused dynamic shared memory: one fewer
+    // than its registers allow, and half.
+    auto prod = fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none>;
+    int prod_per_sm = 0, smem_per_sm = 0;
+    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prod_per_sm, prod, threads, 0));
+    PROBE_CUDA(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    auto smem_for = [&](int b) {
+      int lo = 0;
+      for (int bytes = 0; bytes <= smem_per_sm; bytes += 1024) {  // the most bytes that still fit b blocks
+        int got = 0;
+        PROBE_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(bytes, 1024)));
+        PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, prod, threads, static_cast<std::size_t>(bytes)));
+        if (got >= b) lo = bytes; else break;
+      }
+      return static_cast<std::size_t>(lo);
+    };
+    const std::int64_t prod_wave = static_cast<std::int64_t>(prod_per_sm) * sms;
+    const std::size_t occ_less_smem = smem_for(std::max(1, prod_per_sm - 1));
+    const std::size_t occ_half_smem = smem_for(std::max(1, prod_per_sm / 2));
+    PROBE_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(std::max(occ_less_smem, occ_half_smem))));
+    std::printf("production kernel: %d blocks an SM; occ-1: %d (%zu bytes), occ/2: %d (%zu bytes)\n", prod_per_sm,
+                std::max(1, prod_per_sm - 1), occ_less_smem, std::max(1, prod_per_sm / 2), occ_half_smem);
+    int gc_per_sm = 0;
+    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<2>, 256, 0));
+    const unsigned gc2 = static_cast<unsigned>(gc_per_sm * sms);
+    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<4>, 256, 0));
+    const unsigned gc4 = static_cast<unsigned>(gc_per_sm * sms);
     std::vector<double> plain = {
         time_us([&](int i) { fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none><<<grid, threads, 0, s>>>(params(i)); }, sets, iters, s),
         time_us([&](int i) { fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), ahead); }, sets, iters, s),
         time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), nullptr); }, sets, iters, s),
         time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, nullptr); }, sets, iters, s),
         time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), wave, nullptr); }, sets, iters, s),
+        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, nullptr); }, sets, iters, s),
+        time_us([&](int i) { iters_form<2><<<grid, threads2, 0, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { iters_form<8><<<grid, threads8, 0, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { prod<<<grid, threads, occ_less_smem, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { prod<<<grid, threads, occ_half_smem, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 250); }, sets, iters, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 500); }, sets, iters, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 1000); }, sets, iters, s),
+        time_us([&](int i) { staged_kernel<<<staged_grid, threads, sl.smem, s>>>(params(i)); }, sets, iters, s),
+        time_us([&](int i) { gridcopy<2><<<gc2, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, s),
+        time_us([&](int i) { gridcopy<4><<<gc4, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, s),
         time_us([&](int i) { PROBE_CUDA(cudaMemcpyAsync(set[static_cast<std::size_t>(i)].y, set[static_cast<std::size_t>(i)].x, bytes, cudaMemcpyDeviceToDevice, s)); },
                 sets, iters, s)};
     const std::vector<double> stamped = {
         time_us([&](int i) { fwd_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
         time_us([&](int i) { ahead_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, s),
         time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
-        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, st); }, sets, iters, s)};
-    const double mc = plain[5];
-    std::printf("events, median of %d (us): fwd %.2f  ahead %.2f  rowcopy %.2f  gpre %.2f  gpre-first-wave %.2f  memcpy %.2f"
-                "   (stamped: %.2f %.2f %.2f %.2f)\n",
-                iters, plain[0], plain[1], plain[2], plain[3], plain[4], mc, stamped[0], stamped[1], stamped[2], stamped[3]);
-    std::printf("ratio to memcpy: fwd %.3f  ahead %.3f  rowcopy %.3f  gpre %.3f  gpre-first-wave %.3f\n", mc / plain[0],
-                mc / plain[1], mc / plain[2], mc / plain[3], mc / plain[4]);
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, st); }, sets, iters, s),
+        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, s)};
+    const char* labels[] = {"fwd", "ahead", "rowcopy", "gpre", "gpre-first-wave", "ahead-first-wave", "iters2", "iters8", "occ-1", "occ/2", "stagger250", "stagger500", "stagger1000", "staged", "gridcopy2", "gridcopy4"};
+    const double mc = plain.back();
+    std::printf("events, median of %d (us):", iters);
+    for (std::size_t i = 0; i + 1 < plain.size(); ++i) std::printf("  %s %.2f", labels[i], plain[i]);
+    std::printf("  memcpy %.2f   (stamped:", mc);
+    for (double t : stamped) std::printf(" %.2f", t);
+    std::printf(")\nratio to memcpy:");
+    for (std::size_t i = 0; i + 1 < plain.size(); ++i) std::printf("  %s %.3f", labels[i], mc / plain[i]);
+    std::printf("\n");
     std::vector<Stamp> host_st(static_cast<std::size_t>(R));
-    const char* names[] = {"fwd", "ahead", "rowcopy", "gpre"};
-    for (int kk = 0; kk < 4; ++kk) {
+    const char* names[] = {"fwd", "ahead", "rowcopy", "gpre", "ahead1"};
+    for (int kk = 0; kk < 5; ++kk) {
       PROBE_CUDA(cudaStreamSynchronize(s));
       if (kk == 0) fwd_stamped<<<grid, threads, 0, s>>>(params(0), st);
       if (kk == 1) ahead_stamped<<<grid, threads, 0, s>>>(params(0), ahead, st);
       if (kk == 2) rowcopy_stamped<<<grid, threads, 0, s>>>(params(0), st);
       if (kk == 3) gpre_stamped<<<grid, threads, 0, s>>>(params(0), 0, st);
+      if (kk == 4) ahead1_stamped<<<grid, threads, 0, s>>>(params(0), ahead, st);
       PROBE_CUDA(cudaGetLastError());
       PROBE_CUDA(cudaMemcpyAsync(host_st.data(), st, host_st.size() * sizeof(Stamp), cudaMemcpyDeviceToHost, s));
       PROBE_CUDA(cudaStreamSynchronize(s));
-      summarize(names[kk], R, D, plain[kk == 3 ? 3 : static_cast<std::size_t>(kk)], host_st, sms, csv);
+      summarize(names[kk], R, D, plain[kk == 4 ? 5 : static_cast<std::size_t>(kk)], host_st, sms, csv);
     }
     for (Set& b : set) {
       PROBE_CUDA(cudaFree(b.x));

@@ -29,6 +29,6 @@ git rev-parse HEAD > $B/PREBUILT_COMMIT
 mkdir -p "$(dirname "$OUT")"
 tar -cf - $B/PREBUILT_COMMIT $(find $B/kernels/tests -maxdepth 1 -type f -name 'test_*' -perm -u+x) \
   $(find $B/properties -maxdepth 1 -type f -name 'properties_*' -perm -u+x) \
-  $B/cli/rmsnorm-cert $B/bench/rmsnorm-bench $(find $B -name CTestTestfile.cmake) |
+  $B/cli/rmsnorm-cert $B/bench/rmsnorm-bench $B/bench/rmsnorm-timeline $(find $B -name CTestTestfile.cmake) |
   xz -T1 --lzma2=preset=6,dict=256MiB > "$OUT"
 echo "pack_prebuilt: $OUT ($(du -h "$OUT" | cut -f1)) from $(cut -c1-12 $B/PREBUILT_COMMIT)"

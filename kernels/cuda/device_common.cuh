@@ -279,6 +279,12 @@ __device__ __forceinline__ void store_chunk(T* p, const Chunk<T>& c) {
 // the copy). Only addresses inside the tensors are named.
 inline constexpr int kL2Line = 128;
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+// The device's global clock in nanoseconds (the same on every SM; coarse, but it never runs back).
+__device__ __forceinline__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 // The lines of a row [row, row + bytes) a block will read next: thread t of n asks for lines
 // t, t + n, ... (fwd.large_d and fwd.realigned_row on their persistent grids).
 __device__ __forceinline__ void prefetch_row_l2(const void* row, std::int64_t bytes, int t, int n) {

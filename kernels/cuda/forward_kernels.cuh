@@ -742,6 +742,27 @@ template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
   fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
 }
+// fwd.block_row's plain 16-bit forward over many waves of rows (run_block_row says where):
+// the first wave staggered. Block b of the first wave (b < wave) starts its loads (b / sms) ·
+// slot_ns late, so an SM's first-wave blocks ask DRAM for their rows one after another. Started
+// together (fwd_regs_kernel), every block of the first wave has its whole row in flight at once,
+// DRAM interleaves them, every row arrives at about the same time, and the whole first wave sums,
+// scales and stores with no load in flight; its blocks end within half a microsecond of each
+// other and the next waves start in step (H200, session 20, rmsnorm-timeline: at 4096 x 8192 no
+// row finished in the first 4.4-5.7 us, and the kernel took the copy's time per row plus a fixed
+// 7.3 us against the copy's 3.7). slot_ns is the time the device takes to move one row per SM.
+// Only the start differs: the same body, the same bits (one row's output does not depend on R).
+template <typename T, typename G, int ITERS>
+__global__ void __launch_bounds__(regs_block_threads<0, T, false>, (regs_min_blocks<0, T, false, false, Mutant::none, false, true>))
+    fwd_regs_stagger_kernel(Params p, std::int64_t wave, unsigned sms, unsigned slot_ns) {
+  if (blockIdx.x < wave) {
+    const unsigned long long wait = static_cast<unsigned long long>(blockIdx.x / sms) * slot_ns;
+    const unsigned long long t0 = global_timer_ns();
+    while (global_timer_ns() - t0 < wait) {
+    }
+  }
+  fwd_regs_body<T, G, false, false, 0, ITERS, Mutant::none, false, false, false>(p, 0);
+}
 // fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
 // 512 threads a row, y not held (kLeanY), held to 64 registers so that two blocks share an SM
 // (one row's loads run beside the other's reductions and stores).

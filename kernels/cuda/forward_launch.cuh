@@ -438,6 +438,45 @@ inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
 inline constexpr std::int64_t kBlockRowAheadMinDim16 = 8192;
 inline constexpr std::int64_t kBlockRowAheadMinRowsAddQuant16 = 16384;
 
+// The blocks of `kernel` (`threads` each, no dynamic shared memory) that fit on the current
+// device at once, asked of the occupancy calculator once per device and block size (kSlots + 1
+// sizes of a whole number of warps).
+template <int kSlots>
+struct WaveCache {
+  std::int64_t wave[64][kSlots + 1] = {};
+  template <typename Kernel>
+  cudaError_t get(Kernel kernel, int threads, std::int64_t& out) {
+    int dev = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    const int slot = threads / kWarp;
+    const bool cached = e == cudaSuccess && dev >= 0 && dev < 64 && slot <= kSlots;
+    out = cached ? wave[dev][slot] : 0;
+    if (e == cudaSuccess && out == 0) {
+      e = persistent_grid(kernel, threads, 0, std::int64_t{1} << 40, out);
+      if (e == cudaSuccess && cached) wave[dev][slot] = out;
+    }
+    return e;
+  }
+};
+
+// fwd_regs_stagger_kernel's delay between an SM's first-wave blocks: the time the device needs to
+// read and write one row per SM, at kStaggerBytesPerNs (the H200's device copy: 4.2-4.3 TB/s).
+// H200, session 20 (rmsnorm-timeline, bf16, two runs, against fwd_regs_kernel; best slot of 250 /
+// 500 / 1000 ns by width, this formula's pick in brackets): 4096 x 8192 0.90 / 0.93 of the copy ->
+// 0.94 / 0.94 with 1000 ns (1005); 8192 x 4096 0.948 / 0.951 -> 0.960 / 0.958 with 500 (502);
+// 8192 x 5120 0.944 / 0.947 -> 0.951 / 0.946 with 1000, 0.947 / 0.954 with 500 (628); 16384 x
+// 4096 0.970 / 0.963 -> 0.978 / 0.972; 32768 x 4096 0.971 / 0.972 -> 0.975 / 0.975; 8192 x 8192
+// 0.961 / 0.963 -> 0.965 / 0.964 (1000); 8192 x 2048 0.913 / 0.914 -> 0.926 / 0.935 with 250 (251;
+// 500 lost: 0.875); 32768 x 8192 0.988 / 0.989 -> 0.983 / 0.981 (the one loss, 0.6 %).
+// Every shape measured had four waves of rows or more (3.9 at 8192 x 2048): from D = 2048 and four
+// waves (fewer, and narrower rows, not measured; a lone wave has nothing to stagger for).
+inline constexpr std::int64_t kStaggerBytesPerNs = 4300;
+inline constexpr std::int64_t kStaggerMinDim = 2048;
+inline constexpr std::int64_t kStaggerMinWaves = 4;
+inline unsigned stagger_slot_ns(int sms, std::int64_t row_bytes) {
+  return static_cast<unsigned>(std::int64_t{2} * row_bytes * sms / kStaggerBytesPerNs);
+}
+
 template <Mutant M>
 Status run_warp_row(const ForwardArgs& a) {
   const RegsConfig c = warp_row_config(a.dim);
@@ -492,23 +531,36 @@ Status run_block_row(const ForwardArgs& a) {
                                               : a.dim > kBlockRowAheadMinDim16;
       if (ahead_here) {
         auto kernel = fwd_regs_ahead_kernel<T, G, kQ, kA, kBlockRowIters>;
-        constexpr int kSlots = kBlockRowMaxThreads<T, kQ> / kWarp;
-        static std::int64_t wave_cache[64][kSlots + 1] = {};
-        int dev = 0;
-        cudaError_t e = cudaGetDevice(&dev);
-        const int slot = c.lanes / kWarp;
-        const bool cached = e == cudaSuccess && dev >= 0 && dev < 64 && slot <= kSlots;
-        std::int64_t wave = cached ? wave_cache[dev][slot] : 0;
-        if (e == cudaSuccess && wave == 0) {
-          e = persistent_grid(kernel, c.lanes, 0, std::int64_t{1} << 40, wave);
-          if (e == cudaSuccess && cached) wave_cache[dev][slot] = wave;
-        }
-        if (e != cudaSuccess) {
+        static WaveCache<kBlockRowMaxThreads<T, kQ> / kWarp> waves;
+        std::int64_t wave = 0;
+        if (const cudaError_t e = waves.get(kernel, c.lanes, wave); e != cudaSuccess) {
           result = Status::fail(Status::Code::launch_failed, std::string("fwd.block_row: launch shape: ") + cudaGetErrorString(e));
           return;
         }
         kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave < a.rows ? wave : 0);
         return;
+      }
+    }
+    // The plain 16-bit forward from kStaggerMinDim (rows past 8192 took the prefetch above) over
+    // kStaggerMinWaves waves of rows or more: the first wave staggered (fwd_regs_stagger_kernel).
+    if constexpr (M == Mutant::none && sizeof(T) == 2 && !kQ && !kA) {
+      if (a.dim >= kStaggerMinDim) {
+        auto kernel = fwd_regs_stagger_kernel<T, G, kBlockRowIters>;
+        static WaveCache<kBlockRowMaxThreads<T, kQ> / kWarp> waves;
+        std::int64_t wave = 0;
+        int sms = 0;
+        cudaError_t e = waves.get(kernel, c.lanes, wave);
+        if (e == cudaSuccess) sms = sm_count();
+        if (e != cudaSuccess || sms <= 0) {
+          result = Status::fail(Status::Code::launch_failed, std::string("fwd.block_row: launch shape: ") +
+                                                                 (e != cudaSuccess ? cudaGetErrorString(e) : "no SM count"));
+          return;
+        }
+        if (a.rows >= kStaggerMinWaves * wave) {
+          const unsigned slot = stagger_slot_ns(sms, a.dim * static_cast<std::int64_t>(sizeof(T)));
+          kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave, static_cast<unsigned>(sms), slot);
+          return;
+        }
       }
     }
     launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
