@@ -461,17 +461,21 @@ struct WaveCache {
 
 // fwd_regs_stagger_kernel's delay between an SM's first-wave blocks: the time the device needs to
 // read and write one row per SM, at kStaggerBytesPerNs (the H200's device copy: 4.2-4.3 TB/s).
-// H200, session 20 (rmsnorm-timeline, bf16, two runs, against fwd_regs_kernel; best slot of 250 /
-// 500 / 1000 ns by width, this formula's pick in brackets): 4096 x 8192 0.90 / 0.93 of the copy ->
-// 0.94 / 0.94 with 1000 ns (1005); 8192 x 4096 0.948 / 0.951 -> 0.960 / 0.958 with 500 (502);
-// 8192 x 5120 0.944 / 0.947 -> 0.951 / 0.946 with 1000, 0.947 / 0.954 with 500 (628); 16384 x
-// 4096 0.970 / 0.963 -> 0.978 / 0.972; 32768 x 4096 0.971 / 0.972 -> 0.975 / 0.975; 8192 x 8192
-// 0.961 / 0.963 -> 0.965 / 0.964 (1000); 8192 x 2048 0.913 / 0.914 -> 0.926 / 0.935 with 250 (251;
-// 500 lost: 0.875); 32768 x 8192 0.988 / 0.989 -> 0.983 / 0.981 (the one loss, 0.6 %).
-// Every shape measured had four waves of rows or more (3.9 at 8192 x 2048): from D = 2048 and four
-// waves (fewer, and narrower rows, not measured; a lone wave has nothing to stagger for).
+// H200, session 20. rmsnorm-timeline (call 8, bf16, two runs, against fwd_regs_kernel; slots of
+// 250 / 500 / 1000 ns, this formula's pick in brackets): 8192 x 4096 0.948 / 0.951 of the copy ->
+// 0.960 / 0.958 with 500 (502); 8192 x 5120 0.944 / 0.947 -> 0.947 / 0.954 with 500 (628);
+// 16384 x 4096 0.970 / 0.963 -> 0.978 / 0.972; 4096 x 8192 0.90 / 0.93 -> 0.94 / 0.94 with 1000
+// (1005), but 32768 x 8192 0.988 -> 0.982. The bench by name (call 9, `call9_ab.txt`, two
+// alternating pairs against the build before it, one process per width): at D = 4096 8192 rows
+// 1.009 / 1.021x (0.945 -> 0.957 / 0.962), 16384-32768 rows 1.002-1.005x; at 5120 4096 rows
+// 1.009 / 1.024x, 8192 rows 1.006 / 1.015x, 16384-32768 0.998-1.000x; at 2048 16384 rows 1.010 /
+// 1.012x (32768: 0.997 / 1.005x); f16 at 4096 from 8192 rows 1.002-1.006x. But at D = 8192
+// (16 KB rows) 1.003 / 1.004x at 4096 rows and 0.993-0.998x from 8192 rows: rows over 10 KB keep
+// fwd_regs_kernel. The same runs' unstaggered shapes (fewer than four waves: the same kernel in
+// both builds) moved 0.97-1.02x at 512-2048 rows, 0.99-1.00x from 4096: the noise of one pair.
 inline constexpr std::int64_t kStaggerBytesPerNs = 4300;
 inline constexpr std::int64_t kStaggerMinDim = 2048;
+inline constexpr std::int64_t kStaggerMaxRowBytes = 10 * 1024;
 inline constexpr std::int64_t kStaggerMinWaves = 4;
 inline unsigned stagger_slot_ns(int sms, std::int64_t row_bytes) {
   return static_cast<unsigned>(std::int64_t{2} * row_bytes * sms / kStaggerBytesPerNs);
@@ -541,10 +545,10 @@ Status run_block_row(const ForwardArgs& a) {
         return;
       }
     }
-    // The plain 16-bit forward from kStaggerMinDim (rows past 8192 took the prefetch above) over
+    // The plain 16-bit forward of kStaggerMinDim <= D, rows of at most kStaggerMaxRowBytes, over
     // kStaggerMinWaves waves of rows or more: the first wave staggered (fwd_regs_stagger_kernel).
     if constexpr (M == Mutant::none && sizeof(T) == 2 && !kQ && !kA) {
-      if (a.dim >= kStaggerMinDim) {
+      if (a.dim >= kStaggerMinDim && a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes) {
         auto kernel = fwd_regs_stagger_kernel<T, G, kBlockRowIters>;
         static WaveCache<kBlockRowMaxThreads<T, kQ> / kWarp> waves;
         std::int64_t wave = 0;

@@ -690,19 +690,20 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
   }
 }
 
-// fwd.block_row's plain 16-bit forward of D >= 2048 over four waves of rows or more staggers its
-// first wave (fwd_regs_stagger_kernel: an SM's k-th block of the first wave starts k slots late);
-// the 5 rows of check_many_rows' batch-invariance check run fwd_regs_kernel (one block each), so
-// the two kernels are compared bit for bit. H200 waves (blocks of the kernel at once): 8 blocks of
-// 128 threads an SM at D = 4096 (1056), 4 of 256 at 8192 (528), 10 of 96 at 2056 (1320), 6 of 160
-// at 5120 (792): these R are 4-6 waves. Every convention, fp32 weights, padded rows, a partial
-// last thread (D = 2056: 257 chunks over 96 threads).
+// fwd.block_row's plain 16-bit forward of 2048 <= D <= 5120 over four waves of rows or more
+// staggers its first wave (fwd_regs_stagger_kernel: an SM's k-th block of the first wave starts k
+// slots late); the 5 rows of check_many_rows' batch-invariance check run fwd_regs_kernel (one block
+// each), so the two kernels are compared bit for bit. H200 waves (blocks of the kernel at once):
+// 8 blocks of 128 threads an SM at D = 4096 (1056), 10 of 96 at 2056 (1320), 6 of 160 at 5120
+// (792): these R are 4-6 waves. Every convention, fp32 weights, padded rows, a partial last
+// thread (D = 2056: 257 chunks over 96 threads); 8192 (past the stagger's rows) as the control.
 TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and the unstaggered kernel bitwise", "[gpu]") {
   const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
   REQUIRE(block != nullptr);
   if (!selected(block->name)) return;
   check_many_rows(*block, {
       {{4096, 5000, DType::bf16, Quant::none, false}, 8},
+      {{5120, 4000, DType::f16, Quant::none, false}, 0},
       {{8192, 2700, DType::f16, Quant::none, false}, 0},
       {{2056, 6000, DType::bf16, Quant::none, false, Convention::gemma}, 8},
       {{5120, 4000, DType::bf16, Quant::none, false, Convention::llama, true}, 16},
