@@ -752,8 +752,8 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
 // row finished in the first 4.4-5.7 us, and the kernel took the copy's time per row plus a fixed
 // 7.3 us against the copy's 3.7). slot_ns is the time the device takes to move one row per SM.
 // Only the start differs: the same body, the same bits (one row's output does not depend on R).
-template <typename T, typename G, int ITERS>
-__global__ void __launch_bounds__(regs_block_threads<0, T, false>, (regs_min_blocks<0, T, false, false, Mutant::none, false, true>))
+template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
+__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, true>))
     fwd_regs_stagger_kernel(Params p, std::int64_t wave, unsigned sms, unsigned slot_ns) {
   if (blockIdx.x < wave) {
     const unsigned long long wait = static_cast<unsigned long long>(blockIdx.x / sms) * slot_ns;
@@ -761,7 +761,7 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, false>, (regs_min_blo
     while (global_timer_ns() - t0 < wait) {
     }
   }
-  fwd_regs_body<T, G, false, false, 0, ITERS, Mutant::none, false, false, false>(p, 0);
+  fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, false>(p, 0);
 }
 // fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
 // 512 threads a row, y not held (kLeanY), held to 64 registers so that two blocks share an SM

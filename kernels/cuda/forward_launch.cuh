@@ -477,8 +477,9 @@ inline constexpr std::int64_t kStaggerBytesPerNs = 4300;
 inline constexpr std::int64_t kStaggerMinDim = 2048;
 inline constexpr std::int64_t kStaggerMaxRowBytes = 10 * 1024;
 inline constexpr std::int64_t kStaggerMinWaves = 4;
+// `row_bytes`: what one row moves (read and written: 4 D for the plain 16-bit forward).
 inline unsigned stagger_slot_ns(int sms, std::int64_t row_bytes) {
-  return static_cast<unsigned>(std::int64_t{2} * row_bytes * sms / kStaggerBytesPerNs);
+  return static_cast<unsigned>(row_bytes * sms / kStaggerBytesPerNs);
 }
 
 template <Mutant M>
@@ -547,9 +548,9 @@ Status run_block_row(const ForwardArgs& a) {
     }
     // The plain 16-bit forward of kStaggerMinDim <= D, rows of at most kStaggerMaxRowBytes, over
     // kStaggerMinWaves waves of rows or more: the first wave staggered (fwd_regs_stagger_kernel).
-    if constexpr (M == Mutant::none && sizeof(T) == 2 && !kQ && !kA) {
-      if (a.dim >= kStaggerMinDim && a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes) {
-        auto kernel = fwd_regs_stagger_kernel<T, G, kBlockRowIters>;
+    if constexpr (M == Mutant::none && sizeof(T) == 2) {
+      if (a.dim >= kStaggerMinDim && (kQ || kA || a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes)) {
+        auto kernel = fwd_regs_stagger_kernel<T, G, kQ, kA, kBlockRowIters>;
         static WaveCache<kBlockRowMaxThreads<T, kQ> / kWarp> waves;
         std::int64_t wave = 0;
         int sms = 0;
@@ -561,7 +562,8 @@ Status run_block_row(const ForwardArgs& a) {
           return;
         }
         if (a.rows >= kStaggerMinWaves * wave) {
-          const unsigned slot = stagger_slot_ns(sms, a.dim * static_cast<std::int64_t>(sizeof(T)));
+          const std::int64_t row_bytes = a.dim * static_cast<std::int64_t>((kA ? 3 : 1) * sizeof(T) + (kQ ? 1 : sizeof(T)));
+          const unsigned slot = stagger_slot_ns(sms, row_bytes);
           kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave, static_cast<unsigned>(sms), slot);
           return;
         }

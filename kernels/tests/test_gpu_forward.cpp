@@ -708,6 +708,10 @@ TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and 
       {{2056, 6000, DType::bf16, Quant::none, false, Convention::gemma}, 8},
       {{5120, 4000, DType::bf16, Quant::none, false, Convention::llama, true}, 16},
       {{4096, 5000, DType::f16, Quant::none, false, Convention::no_weight}, 0},
+      {{4096, 5000, DType::bf16, Quant::dynamic_token, true}, 16},
+      {{8192, 2000, DType::f16, Quant::per_block, false}, 0},
+      {{5120, 4000, DType::bf16, Quant::none, true}, 8},
+      {{2056, 6000, DType::f16, Quant::static_scale, true, Convention::gemma}, 8},
   });
 }
 
