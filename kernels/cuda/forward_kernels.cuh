@@ -742,7 +742,8 @@ template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
   fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
 }
-// fwd.block_row's plain 16-bit forward over many waves of rows (run_block_row says where):
+// fwd.block_row's plain 16-bit forward and its fused add + FP8 over many waves of rows
+// (run_block_row says where):
 // the first wave staggered. Block b of the first wave (b < wave) starts its loads (b / sms) ·
 // slot_ns late, so an SM's first-wave blocks ask DRAM for their rows one after another. Started
 // together (fwd_regs_kernel), every block of the first wave has its whole row in flight at once,

@@ -473,6 +473,13 @@ struct WaveCache {
 // (16 KB rows) 1.003 / 1.004x at 4096 rows and 0.993-0.998x from 8192 rows: rows over 10 KB keep
 // fwd_regs_kernel. The same runs' unstaggered shapes (fewer than four waves: the same kernel in
 // both builds) moved 0.97-1.02x at 512-2048 rows, 0.99-1.00x from 4096: the noise of one pair.
+// The fused add + FP8 (call 11, `call11_ab.txt`, two pairs, bf16, a dynamic scale; its rows move
+// 7 D bytes, so its slot is 1.75x the plain forward's): D = 8192 2048 rows 1.034 / 1.038x, 4096
+// rows 1.018 / 1.005x (0.887 / 0.896 of the copy -> 0.899 / 0.903), 8192 rows 1.004 / 1.003x;
+// 5120 4096 rows 1.039 / 1.035x, 8192 rows 1.018 / 1.014x (0.855 -> 0.870); 4096 4096 rows 1.050
+// / 1.048x, 8192 rows 1.010 / 1.004x; 2048 8192 rows 1.051 / 1.036x. From 16384 rows that form
+// takes the prefetch kernel (above). The fused add alone 0.996-1.000x and FP8 alone 0.985-0.996x
+// where staggered: not taken.
 inline constexpr std::int64_t kStaggerBytesPerNs = 4300;
 inline constexpr std::int64_t kStaggerMinDim = 2048;
 inline constexpr std::int64_t kStaggerMaxRowBytes = 10 * 1024;
@@ -546,10 +553,12 @@ Status run_block_row(const ForwardArgs& a) {
         return;
       }
     }
-    // The plain 16-bit forward of kStaggerMinDim <= D, rows of at most kStaggerMaxRowBytes, over
-    // kStaggerMinWaves waves of rows or more: the first wave staggered (fwd_regs_stagger_kernel).
-    if constexpr (M == Mutant::none && sizeof(T) == 2) {
-      if (a.dim >= kStaggerMinDim && (kQ || kA || a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes)) {
+    // The plain 16-bit forward of kStaggerMinDim <= D, rows of at most kStaggerMaxRowBytes, and the
+    // 16-bit fused add + FP8 of kStaggerMinDim <= D (to 8192 here), over kStaggerMinWaves waves of
+    // rows or more: the first wave staggered (fwd_regs_stagger_kernel). Not the fused add alone nor
+    // FP8 alone (session 20, call 11: 0.996-1.000x and 0.985-0.996x of the unstaggered kernel).
+    if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ == kA) {
+      if (a.dim >= kStaggerMinDim && (kQ || a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes)) {
         auto kernel = fwd_regs_stagger_kernel<T, G, kQ, kA, kBlockRowIters>;
         static WaveCache<kBlockRowMaxThreads<T, kQ> / kWarp> waves;
         std::int64_t wave = 0;
