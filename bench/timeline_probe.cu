@@ -3,8 +3,9 @@
 // session 19: the bf16 forward at D = 4096-16384 takes the copy's time plus 1.7-4.2 µs at every R
 // from 3960 to 32768 rows).
 //
-// Four kernels over the same rows, each timed with CUDA events (median of --iters, rotating
-// buffer sets larger than L2) and then run once more with a timestamp per block (%globaltimer at
+// Four kernels over the same rows, each timed with CUDA events as rmsnorm-bench times (median of
+// --iters behind a stream-holding kernel, event_timing.cuh; rotating buffer sets larger than L2;
+// session 20's calls 1-8 timed back-to-back launches without the hold) and then run once more with a timestamp per block (%globaltimer at
 // its first instruction and after its last store was issued, and its SM):
 // - fwd: fwd.block_row's plain kernel (fwd_regs_body, the production template, bf16 rows and
 //   weights) in the production launch shape;
@@ -37,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "event_timing.cuh"
 #include "forward_launch.cuh"
 
 namespace {
@@ -48,14 +50,6 @@ using rmsnorm::cuda::Chunk;
 using rmsnorm::cuda::kChunk;
 using rmsnorm::Mutant;
 
-#define PROBE_CUDA(x)                                                                             \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "rmsnorm-timeline: %s: %s (%s:%d)\n", #x, cudaGetErrorString(e_), __FILE__, __LINE__); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
-  } while (0)
 
 struct Stamp {
   unsigned long long start, end;
@@ -161,32 +155,6 @@ struct Set {
   T* y = nullptr;
 };
 
-double median(std::vector<float> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
-template <typename F>
-double time_us(F&& launch, int sets, int iters, cudaStream_t s) {
-  for (int w = 0; w < std::max(3, sets); ++w) launch(w % sets);
-  PROBE_CUDA(cudaStreamSynchronize(s));
-  std::vector<cudaEvent_t> ev(2 * static_cast<std::size_t>(iters));
-  for (cudaEvent_t& e : ev) PROBE_CUDA(cudaEventCreate(&e));
-  for (int it = 0; it < iters; ++it) {
-    PROBE_CUDA(cudaEventRecord(ev[2 * it], s));
-    launch(it % sets);
-    PROBE_CUDA(cudaEventRecord(ev[2 * it + 1], s));
-  }
-  PROBE_CUDA(cudaStreamSynchronize(s));
-  std::vector<float> ms;
-  for (int it = 0; it < iters; ++it) {
-    float t = 0;
-    PROBE_CUDA(cudaEventElapsedTime(&t, ev[2 * it], ev[2 * it + 1]));
-    ms.push_back(t * 1000.0f);
-  }
-  for (cudaEvent_t e : ev) PROBE_CUDA(cudaEventDestroy(e));
-  return median(ms);
-}
 
 // The summary line of one stamped run (times in µs from the first block's start).
 void summarize(const char* name, std::int64_t rows, std::int64_t dim, double event_us, const std::vector<Stamp>& st,
@@ -288,13 +256,13 @@ int main(int argc, char** argv) {
     }
   }
   int dev = 0, sms = 0, l2 = 0;
-  PROBE_CUDA(cudaGetDevice(&dev));
-  PROBE_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  PROBE_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  BENCH_CUDA(cudaGetDevice(&dev));
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
   FILE* csv = csv_path ? std::fopen(csv_path, "w") : nullptr;
   if (csv) std::fprintf(csv, "kernel,rows,dim,block,sm,start_us,end_us\n");
   cudaStream_t s;
-  PROBE_CUDA(cudaStreamCreate(&s));
+  BENCH_CUDA(cudaStreamCreate(&s));
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const std::int64_t R = rows[k], D = dims[k];
     if (D % kChunk != 0 || D > kThreadsMax * kIters * kChunk) {
@@ -308,17 +276,17 @@ int main(int argc, char** argv) {
     std::vector<T> host(n);
     for (std::size_t i = 0; i < n; ++i) host[i] = __float2bfloat16(static_cast<float>((i * 2654435761u) % 1000) / 500.0f - 1.0f);
     for (Set& b : set) {
-      PROBE_CUDA(cudaMalloc(&b.x, bytes));
-      PROBE_CUDA(cudaMalloc(&b.y, bytes));
-      PROBE_CUDA(cudaMemcpy(b.x, host.data(), bytes, cudaMemcpyHostToDevice));
+      BENCH_CUDA(cudaMalloc(&b.x, bytes));
+      BENCH_CUDA(cudaMalloc(&b.y, bytes));
+      BENCH_CUDA(cudaMemcpy(b.x, host.data(), bytes, cudaMemcpyHostToDevice));
     }
     T* g = nullptr;
-    PROBE_CUDA(cudaMalloc(&g, static_cast<std::size_t>(D) * sizeof(T)));
-    PROBE_CUDA(cudaMemcpy(g, host.data(), static_cast<std::size_t>(D) * sizeof(T), cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMalloc(&g, static_cast<std::size_t>(D) * sizeof(T)));
+    BENCH_CUDA(cudaMemcpy(g, host.data(), static_cast<std::size_t>(D) * sizeof(T), cudaMemcpyHostToDevice));
     float* rstd = nullptr;
-    PROBE_CUDA(cudaMalloc(&rstd, static_cast<std::size_t>(R) * sizeof(float)));
+    BENCH_CUDA(cudaMalloc(&rstd, static_cast<std::size_t>(R) * sizeof(float)));
     Stamp* st = nullptr;
-    PROBE_CUDA(cudaMalloc(&st, static_cast<std::size_t>(R) * sizeof(Stamp)));
+    BENCH_CUDA(cudaMalloc(&st, static_cast<std::size_t>(R) * sizeof(Stamp)));
 
     auto params = [&](int i) {
       Params p;
@@ -335,7 +303,7 @@ int main(int argc, char** argv) {
     };
     const int threads = static_cast<int>(std::max<std::int64_t>(32, ((D / kChunk + kIters - 1) / kIters + 31) / 32 * 32));
     int per_sm = 0;
-    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters>, threads, 0));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters>, threads, 0));
     const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sms;
     const dim3 grid(static_cast<unsigned>(R));
     const int threads2 = static_cast<int>(std::min<std::int64_t>(kThreadsMax, ((D / kChunk + 1) / 2 + 31) / 32 * 32));
@@ -352,23 +320,23 @@ int main(int argc, char** argv) {
     // current row's reduction and stores.
     auto staged_kernel = fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none, true>;
     int reg_blocks = 0;
-    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, staged_kernel, threads, 0));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&reg_blocks, staged_kernel, threads, 0));
     const fwd::StagedLaunch sl = fwd::staged_launch_shape(reg_blocks, fwd::staged_stage_bytes(D, sizeof(T), false));
-    PROBE_CUDA(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sl.smem)));
+    BENCH_CUDA(cudaFuncSetAttribute(staged_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(sl.smem)));
     const unsigned staged_grid = static_cast<unsigned>(std::min<std::int64_t>(R, static_cast<std::int64_t>(sl.blocks_per_sm) * sms));
     std::printf("staged: %d blocks an SM, %d stages, %zu bytes\n", sl.blocks_per_sm, sl.stages, sl.smem);
     // The production kernel held to fewer blocks an SM by unused dynamic shared memory: one fewer
     // than its registers allow, and half.
     auto prod = fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none>;
     int prod_per_sm = 0, smem_per_sm = 0;
-    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prod_per_sm, prod, threads, 0));
-    PROBE_CUDA(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&prod_per_sm, prod, threads, 0));
+    BENCH_CUDA(cudaDeviceGetAttribute(&smem_per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
     auto smem_for = [&](int b) {
       int lo = 0;
       for (int bytes = 0; bytes <= smem_per_sm; bytes += 1024) {  // the most bytes that still fit b blocks
         int got = 0;
-        PROBE_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(bytes, 1024)));
-        PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, prod, threads, static_cast<std::size_t>(bytes)));
+        BENCH_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(bytes, 1024)));
+        BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&got, prod, threads, static_cast<std::size_t>(bytes)));
         if (got >= b) lo = bytes; else break;
       }
       return static_cast<std::size_t>(lo);
@@ -376,39 +344,39 @@ int main(int argc, char** argv) {
     const std::int64_t prod_wave = static_cast<std::int64_t>(prod_per_sm) * sms;
     const std::size_t occ_less_smem = smem_for(std::max(1, prod_per_sm - 1));
     const std::size_t occ_half_smem = smem_for(std::max(1, prod_per_sm / 2));
-    PROBE_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(std::max(occ_less_smem, occ_half_smem))));
+    BENCH_CUDA(cudaFuncSetAttribute(prod, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(std::max(occ_less_smem, occ_half_smem))));
     std::printf("production kernel: %d blocks an SM; occ-1: %d (%zu bytes), occ/2: %d (%zu bytes)\n", prod_per_sm,
                 std::max(1, prod_per_sm - 1), occ_less_smem, std::max(1, prod_per_sm / 2), occ_half_smem);
     int gc_per_sm = 0;
-    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<2>, 256, 0));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<2>, 256, 0));
     const unsigned gc2 = static_cast<unsigned>(gc_per_sm * sms);
-    PROBE_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<4>, 256, 0));
+    BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&gc_per_sm, gridcopy<4>, 256, 0));
     const unsigned gc4 = static_cast<unsigned>(gc_per_sm * sms);
     std::vector<double> plain = {
-        time_us([&](int i) { fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none><<<grid, threads, 0, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), ahead); }, sets, iters, s),
-        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), nullptr); }, sets, iters, s),
-        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, nullptr); }, sets, iters, s),
-        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), wave, nullptr); }, sets, iters, s),
-        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, nullptr); }, sets, iters, s),
-        time_us([&](int i) { iters_form<2><<<grid, threads2, 0, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { iters_form<8><<<grid, threads8, 0, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { prod<<<grid, threads, occ_less_smem, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { prod<<<grid, threads, occ_half_smem, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 250); }, sets, iters, s),
-        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 500); }, sets, iters, s),
-        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 1000); }, sets, iters, s),
-        time_us([&](int i) { staged_kernel<<<staged_grid, threads, sl.smem, s>>>(params(i)); }, sets, iters, s),
-        time_us([&](int i) { gridcopy<2><<<gc2, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, s),
-        time_us([&](int i) { gridcopy<4><<<gc4, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, s),
-        time_us([&](int i) { PROBE_CUDA(cudaMemcpyAsync(set[static_cast<std::size_t>(i)].y, set[static_cast<std::size_t>(i)].x, bytes, cudaMemcpyDeviceToDevice, s)); },
-                sets, iters, s)};
+        time_us([&](int i) { fwd::fwd_regs_kernel<T, T, false, false, 0, kIters, Mutant::none><<<grid, threads, 0, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), ahead); }, sets, iters, false, s),
+        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), nullptr); }, sets, iters, false, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, nullptr); }, sets, iters, false, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), wave, nullptr); }, sets, iters, false, s),
+        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, nullptr); }, sets, iters, false, s),
+        time_us([&](int i) { iters_form<2><<<grid, threads2, 0, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { iters_form<8><<<grid, threads8, 0, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { prod<<<grid, threads, occ_less_smem, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { prod<<<grid, threads, occ_half_smem, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 250); }, sets, iters, false, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 500); }, sets, iters, false, s),
+        time_us([&](int i) { fwd::fwd_regs_stagger_kernel<T, T, false, false, kIters><<<grid, threads, 0, s>>>(params(i), prod_wave, static_cast<unsigned>(sms), 1000); }, sets, iters, false, s),
+        time_us([&](int i) { staged_kernel<<<staged_grid, threads, sl.smem, s>>>(params(i)); }, sets, iters, false, s),
+        time_us([&](int i) { gridcopy<2><<<gc2, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, false, s),
+        time_us([&](int i) { gridcopy<4><<<gc4, 256, 0, s>>>(reinterpret_cast<const uint4*>(set[static_cast<std::size_t>(i)].x), reinterpret_cast<uint4*>(set[static_cast<std::size_t>(i)].y), static_cast<std::int64_t>(bytes / 16)); }, sets, iters, false, s),
+        time_us([&](int i) { BENCH_CUDA(cudaMemcpyAsync(set[static_cast<std::size_t>(i)].y, set[static_cast<std::size_t>(i)].x, bytes, cudaMemcpyDeviceToDevice, s)); },
+                sets, iters, false, s)};
     const std::vector<double> stamped = {
-        time_us([&](int i) { fwd_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
-        time_us([&](int i) { ahead_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, s),
-        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, s),
-        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, st); }, sets, iters, s),
-        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, s)};
+        time_us([&](int i) { fwd_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, false, s),
+        time_us([&](int i) { ahead_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, false, s),
+        time_us([&](int i) { rowcopy_stamped<<<grid, threads, 0, s>>>(params(i), st); }, sets, iters, false, s),
+        time_us([&](int i) { gpre_stamped<<<grid, threads, 0, s>>>(params(i), 0, st); }, sets, iters, false, s),
+        time_us([&](int i) { ahead1_stamped<<<grid, threads, 0, s>>>(params(i), ahead, st); }, sets, iters, false, s)};
     const char* labels[] = {"fwd", "ahead", "rowcopy", "gpre", "gpre-first-wave", "ahead-first-wave", "iters2", "iters8", "occ-1", "occ/2", "stagger250", "stagger500", "stagger1000", "staged", "gridcopy2", "gridcopy4"};
     const double mc = plain.back();
     std::printf("events, median of %d (us):", iters);
@@ -421,24 +389,24 @@ int main(int argc, char** argv) {
     std::vector<Stamp> host_st(static_cast<std::size_t>(R));
     const char* names[] = {"fwd", "ahead", "rowcopy", "gpre", "ahead1"};
     for (int kk = 0; kk < 5; ++kk) {
-      PROBE_CUDA(cudaStreamSynchronize(s));
+      BENCH_CUDA(cudaStreamSynchronize(s));
       if (kk == 0) fwd_stamped<<<grid, threads, 0, s>>>(params(0), st);
       if (kk == 1) ahead_stamped<<<grid, threads, 0, s>>>(params(0), ahead, st);
       if (kk == 2) rowcopy_stamped<<<grid, threads, 0, s>>>(params(0), st);
       if (kk == 3) gpre_stamped<<<grid, threads, 0, s>>>(params(0), 0, st);
       if (kk == 4) ahead1_stamped<<<grid, threads, 0, s>>>(params(0), ahead, st);
-      PROBE_CUDA(cudaGetLastError());
-      PROBE_CUDA(cudaMemcpyAsync(host_st.data(), st, host_st.size() * sizeof(Stamp), cudaMemcpyDeviceToHost, s));
-      PROBE_CUDA(cudaStreamSynchronize(s));
+      BENCH_CUDA(cudaGetLastError());
+      BENCH_CUDA(cudaMemcpyAsync(host_st.data(), st, host_st.size() * sizeof(Stamp), cudaMemcpyDeviceToHost, s));
+      BENCH_CUDA(cudaStreamSynchronize(s));
       summarize(names[kk], R, D, plain[kk == 4 ? 5 : static_cast<std::size_t>(kk)], host_st, sms, csv);
     }
     for (Set& b : set) {
-      PROBE_CUDA(cudaFree(b.x));
-      PROBE_CUDA(cudaFree(b.y));
+      BENCH_CUDA(cudaFree(b.x));
+      BENCH_CUDA(cudaFree(b.y));
     }
-    PROBE_CUDA(cudaFree(g));
-    PROBE_CUDA(cudaFree(rstd));
-    PROBE_CUDA(cudaFree(st));
+    BENCH_CUDA(cudaFree(g));
+    BENCH_CUDA(cudaFree(rstd));
+    BENCH_CUDA(cudaFree(st));
   }
   if (csv) std::fclose(csv);
   return 0;
