@@ -255,7 +255,12 @@ int main(int argc, char** argv) {
       return a == "--help" ? 0 : 2;
     }
   }
-  int dev = 0, sms = 0, l2 = 0;
+  int dev = 0, sms = 0, l2 = 0, count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "rmsnorm-timeline: no CUDA device to time on (%s)\n",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    return 2;
+  }
   BENCH_CUDA(cudaGetDevice(&dev));
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   BENCH_CUDA(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
