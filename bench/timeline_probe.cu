@@ -3,10 +3,11 @@
 // session 19: the bf16 forward at D = 4096-16384 takes the copy's time plus 1.7-4.2 µs at every R
 // from 3960 to 32768 rows).
 //
-// Four kernels over the same rows, each timed with CUDA events as rmsnorm-bench times (median of
-// --iters behind a stream-holding kernel, event_timing.cuh; rotating buffer sets larger than L2;
-// session 20's calls 1-8 timed back-to-back launches without the hold) and then run once more with a timestamp per block (%globaltimer at
-// its first instruction and after its last store was issued, and its SM):
+// Forms of one kernel over the same rows, and copies of the same bytes, each timed with CUDA
+// events as rmsnorm-bench times (median of --iters behind a stream-holding kernel,
+// event_timing.cuh; rotating buffer sets larger than L2; session 20's calls 1-8 timed back-to-back
+// launches without the hold); four of them then run once more with a timestamp per block
+// (%globaltimer at its first instruction and after its last store was issued, and its SM):
 // - fwd: fwd.block_row's plain kernel (fwd_regs_body, the production template, bf16 rows and
 //   weights) in the production launch shape;
 // - ahead: the same with its L2 prefetch one wave ahead (fwd_regs_ahead_kernel's body);
@@ -32,6 +33,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +52,6 @@ using rmsnorm::cuda::Chunk;
 using rmsnorm::cuda::kChunk;
 using rmsnorm::Mutant;
 
-
 struct Stamp {
   unsigned long long start, end;
   unsigned sm, pad;
@@ -68,7 +69,7 @@ __device__ __forceinline__ void stamp(Stamp* st, unsigned long long t0) {
   if (threadIdx.x == 0) st[blockIdx.x] = Stamp{t0, global_timer_ns(), sm_id(), 0};
 }
 
-constexpr int kIters = 4;  // fwd.block_row's chunks per thread
+constexpr int kIters = fwd::kBlockRowIters;  // fwd.block_row's chunks per thread
 constexpr int kThreadsMax = fwd::regs_block_threads<0, T, false>;
 constexpr int kMinBlocks = fwd::regs_min_blocks<0, T, false, false, Mutant::none, false, true>;
 
@@ -155,7 +156,6 @@ struct Set {
   T* y = nullptr;
 };
 
-
 // The summary line of one stamped run (times in µs from the first block's start).
 void summarize(const char* name, std::int64_t rows, std::int64_t dim, double event_us, const std::vector<Stamp>& st,
                int sms, FILE* csv) {
@@ -179,7 +179,7 @@ void summarize(const char* name, std::int64_t rows, std::int64_t dim, double eve
               name, static_cast<long long>(rows), static_cast<long long>(dim), event_us, span,
               static_cast<double>(all_started - t0) / 1000.0, static_cast<double>(last_start - t0) / 1000.0,
               static_cast<double>(t1 - last_start) / 1000.0, dur[dur.size() / 2], dur[dur.size() * 9 / 10]);
-  // Rows finished per tenth of the span, as TB/s of read + write bytes.
+  // Rows finished per twentieth of the span, as TB/s of read + write bytes.
   constexpr int kBins = 20;
   std::vector<double> done(kBins, 0);
   for (const Stamp& s : st) {
@@ -197,25 +197,16 @@ void summarize(const char* name, std::int64_t rows, std::int64_t dim, double eve
   }
 }
 
-std::vector<std::int64_t> parse_list(const char* s) {
-  std::vector<std::int64_t> v;
-  std::string cur;
-  for (const char* c = s;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      char* end = nullptr;
-      const long long x = std::strtoll(cur.c_str(), &end, 10);
-      if (cur.empty() || *end != '\0' || x <= 0) {
-        std::fprintf(stderr, "rmsnorm-timeline: bad list entry '%s' in '%s'\n", cur.c_str(), s);
-        std::exit(2);
-      }
-      v.push_back(x);
-      cur.clear();
-      if (*c == '\0') break;
-    } else {
-      cur += *c;
-    }
+// A positive integer, the whole of `s`, or exit 2 naming it.
+std::int64_t parse_positive(const std::string& s, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || errno != 0 || x <= 0) {
+    std::fprintf(stderr, "rmsnorm-timeline: bad %s '%s': a positive integer\n", what, s.c_str());
+    std::exit(2);
   }
-  return v;
+  return x;
 }
 
 }  // namespace
@@ -239,12 +230,12 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "rmsnorm-timeline: a shape is RxD, not '%s'\n", item.c_str());
           return 2;
         }
-        rows.push_back(parse_list(item.substr(0, x).c_str())[0]);
-        dims.push_back(parse_list(item.substr(x + 1).c_str())[0]);
+        rows.push_back(parse_positive(item.substr(0, x), "row count"));
+        dims.push_back(parse_positive(item.substr(x + 1), "width"));
         pos = comma + 1;
       }
     } else if (a == "--iters" && i + 1 < argc) {
-      iters = static_cast<int>(parse_list(argv[++i])[0]);
+      iters = static_cast<int>(parse_positive(argv[++i], "--iters"));
     } else if (a == "--csv" && i + 1 < argc) {
       csv_path = argv[++i];
     } else {
@@ -306,7 +297,7 @@ int main(int argc, char** argv) {
       p.eps = 1e-6f;
       return p;
     };
-    const int threads = static_cast<int>(std::max<std::int64_t>(32, ((D / kChunk + kIters - 1) / kIters + 31) / 32 * 32));
+    const int threads = fwd::block_row_config(D).lanes;  // the product's mapping
     int per_sm = 0;
     BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fwd::fwd_regs_ahead_kernel<T, T, false, false, kIters>, threads, 0));
     const std::int64_t wave = static_cast<std::int64_t>(per_sm) * sms;
