@@ -37,6 +37,10 @@
 //                    (forward_packed.cuh); the forward from R = 8192 (fp32 to D = 4097), the
 //                    fused add from R = 4096 (16-bit: from 512 at D ≥ 4097; fp32 from D = 4097)
 //                    (packed_fwd_preferred)
+//   fwd.shifted_row  D ≤ 8192, rows of any alignment whose tensors share one 16-byte frame,
+//                    forward and fused add: the row in registers, 16-byte vectors where it lies,
+//                    the weights in shared memory once per lead (forward_shifted.cuh);
+//                    shifted_preferred
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -98,6 +102,9 @@ Variant make(std::string name, std::string description) {
   } else if constexpr (P == Path::bulk_ring) {
     v.can_implement_forward = fwd::can_bulk_ring<M>;
     v.run_forward = fwd::run_bulk_ring<M>;
+  } else if constexpr (P == Path::shifted_row) {
+    v.can_implement_forward = fwd::can_shifted_row<M>;
+    v.run_forward = fwd::run_shifted_row<M>;
   } else {
     v.can_implement_forward = fwd::can_scalar<M>;
     v.run_forward = fwd::run_scalar<M>;
@@ -109,7 +116,8 @@ Variant make(std::string name, std::string description) {
               : P == Path::block_row   ? 16384
               : P == Path::cluster_row ? fwd::kFwdClusterMaxDim
               : P == Path::bulk_ring   ? fwd::kRingMaxDim16
-              : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows) ? 8192
+              : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows ||
+                 P == Path::shifted_row)                                                      ? 8192
                                        : std::int64_t{1} << 24;
   v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
                    P == Path::large_d_pair || P == Path::cluster_row || P == Path::bulk_ring;
@@ -129,6 +137,7 @@ const char* path_variant_name(Path p) {
     case Path::packed_rows: return "fwd.packed_rows";
     case Path::cluster_row: return "fwd.cluster_row";
     case Path::bulk_ring: return "fwd.bulk_ring";
+    case Path::shifted_row: return "fwd.shifted_row";
     default: return "fwd.scalar";
   }
 }
@@ -174,6 +183,12 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
+  // Before fwd.packed_rows and fwd.realigned_row where it was measured faster
+  // (fwd::shifted_preferred).
+  out.push_back(make<Mutant::none, Path::shifted_row>(
+      "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory once per lead; dispatched where fwd::shifted_preferred says"));
+  out.back().preferred_forward = fwd::shifted_preferred;
+  out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows
   // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
   // fp32 from D = 4097) (fwd::packed_fwd_preferred).

@@ -15,6 +15,7 @@
   X(run_packed_rows, none)               \
   X(run_cluster_row, none)               \
   X(run_bulk_ring, none)                 \
+  X(run_shifted_row, none)               \
   X(run_scalar, none)
 
 // Mutants (SPEC §6), each on the product path where its bug is natural.

@@ -12,10 +12,11 @@
 #include "forward_cluster.cuh"
 #include "forward_packed.cuh"
 #include "forward_ring.cuh"
+#include "forward_shifted.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
-enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows, cluster_row, bulk_ring };
+enum class Path : std::uint8_t { warp_row, block_row, large_d, element_row, scalar, staged_rows, realigned_row, large_d_pair, packed_rows, cluster_row, bulk_ring, shifted_row };
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;   // 32 lanes × 4 chunks × 8
 inline constexpr int kBlockRowIters = 4;                // chunks per thread in block_row
@@ -123,6 +124,9 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
     case Path::cluster_row:
       s = fwd_cluster_row_shape(dim);
       break;
+    case Path::shifted_row:
+      s = shifted_row_shape(dim);
+      break;
     case Path::scalar: {
       const int b = scalar_threads(dim);
       s.per_thread = (dim + b - 1) / b;
@@ -171,6 +175,7 @@ inline const char* path_name(Path p) {
     case Path::packed_rows: return "packed_rows";
     case Path::cluster_row: return "cluster_row";
     case Path::bulk_ring: return "bulk_ring";
+    case Path::shifted_row: return "shifted_row";
     default: return "scalar";
   }
 }
@@ -306,6 +311,23 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (!packed) return Status::fail(Status::Code::unsupported, who + ": rows are not packed (a row stride differs from D)");
     if (packed_fwd_stages(D, size_of(a.x.type), a.o.data != nullptr) < kPackedMinStages)
       return Status::fail(Status::Code::unsupported, who + ": fewer than 3 stages of this tile fit shared memory");
+    return Status::success();
+  }
+  if (path == Path::shifted_row) {
+    // Any alignment, but one frame: every row of x, y (and o) at the same offset from a 16-byte
+    // boundary (equal base offsets, and row strides of equal residue when R > 1).
+    if (a.quant != Quant::none)
+      return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (their rows do not share x's frame)");
+    if (D > kShiftedMaxDim) return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kShiftedMaxDim));
+    const std::size_t es = size_of(a.x.type);
+    auto frame_of = [&](const Tensor& v) {
+      const std::uint64_t base = reinterpret_cast<std::uintptr_t>(v.data) % kVecBytes;
+      const std::uint64_t step = a.rows > 1 ? static_cast<std::uint64_t>(v.stride) * es % kVecBytes : 0;
+      return base * kVecBytes + step;
+    };
+    if (frame_of(a.y) != frame_of(a.x) || (a.o.data != nullptr && frame_of(a.o) != frame_of(a.x)))
+      return Status::fail(Status::Code::misaligned, who + ": the rows of x, y" + (a.o.data ? ", o" : "") +
+                                                        " do not share one 16-byte frame (base offsets or row strides mod 16 differ)");
     return Status::success();
   }
   if (path == Path::cluster_row) {
@@ -951,6 +973,43 @@ inline bool packed_fwd_preferred(const ForwardArgs& a) {
   return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
 }
 
+// The dispatch hint of fwd.shifted_row: none yet (session 21: by name only until its first
+// device run measures it against fwd.packed_rows, fwd.realigned_row and fwd.element_row).
+inline bool shifted_preferred(const ForwardArgs&) { return false; }
+
+// fwd.shifted_row (forward_shifted.cuh): a persistent grid of shifted_config(D) blocks, a whole
+// number of residue classes of the rows' lead period; the weights at a block's lead as dynamic
+// shared memory.
+template <Mutant M>
+Status run_shifted_row(const ForwardArgs& a) {
+  static_assert(M == Mutant::none, "fwd.shifted_row carries no mutants");
+  return run_path<M>(Path::shifted_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    if constexpr (!kQ) {  // can_implement declines FP8 outputs
+      const ShiftedConfig c = shifted_config(a.dim);
+      const std::size_t smem = shifted_table_bytes(a.dim, sizeof(G));
+      const int period = a.rows > 1 ? shifted_period(a.x.stride, sizeof(T)) : 1;
+      auto go = [&](auto kernel) {
+        cudaError_t e = cudaSuccess;
+        if (smem > 48 * 1024) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        // As many blocks as fit at once, a whole number of residue classes, none without a row.
+        const std::int64_t per_class = ((a.rows + period - 1) / period + c.groups - 1) / c.groups;
+        std::int64_t grid = 0;
+        if (e == cudaSuccess) e = persistent_grid(kernel, c.block(), smem, per_class * period, grid);
+        if (e != cudaSuccess) {
+          result = Status::fail(Status::Code::launch_failed, std::string("fwd.shifted_row: launch shape: ") + cudaGetErrorString(e));
+          return;
+        }
+        grid = std::max<std::int64_t>(grid / period, 1) * period;
+        kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.lanes, period);
+      };
+      if (c.iters == 5) go(fwd_shifted_kernel<T, G, kA, 5>); else go(fwd_shifted_kernel<T, G, kA, 4>);
+    }
+  });
+}
+
 template <Mutant M>
 Status run_scalar(const ForwardArgs& a) {
   return run_path<M>(Path::scalar, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status&) {
@@ -1051,5 +1110,6 @@ template <Mutant M> Status can_realigned_row(const ForwardArgs& a) { return can_
 template <Mutant M> Status can_scalar(const ForwardArgs& a) { return can_implement<M>(Path::scalar, a); }
 template <Mutant M> Status can_packed_rows(const ForwardArgs& a) { return can_implement<M>(Path::packed_rows, a); }
 template <Mutant M> Status can_cluster_row(const ForwardArgs& a) { return can_implement<M>(Path::cluster_row, a); }
+template <Mutant M> Status can_shifted_row(const ForwardArgs& a) { return can_implement<M>(Path::shifted_row, a); }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -815,6 +815,52 @@ TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exa
   CHECK(ran == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
 }
 
+TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at their edges, repeats, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.shifted_row");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  harness::Layout shifted;  // every row tensor at one element offset, the weights at another
+  shifted.x_offset = shifted.o_offset = shifted.y_offset = 3;
+  shifted.g_offset = 1;
+  harness::Layout in_place;
+  in_place.in_place = true;
+  in_place.x_offset = in_place.o_offset = in_place.y_offset = 2;
+  harness::Layout strided;  // odd row strides (poisoned gaps between rows), one frame
+  strided.x_pad = strided.y_pad = strided.o_pad = 3;
+  strided.x_offset = strided.o_offset = strided.y_offset = 1;
+  int ran = 0;
+  for (const std::int64_t d : harness::kOddPackedWidths)
+    for (const DType t : kTypes)
+      for (const bool add : {false, true})
+        for (const harness::Layout* layout : {&shifted, &in_place, &strided}) {
+          RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
+          sh.g32 = t != DType::f32 && d % 2 == 1 && layout == &strided;  // fp32 weights of 16-bit rows too
+          const oracle::ForwardCase c = require_rows_pass(*v, sh, *layout);
+          ++ran;
+          const harness::RawForward a = harness::execute_forward(*v, c, *layout);
+          const harness::RawForward b = harness::execute_forward(*v, c, *layout);
+          const auto n = static_cast<std::size_t>(harness::kHeadRows * d);
+          const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, harness::kHeadRows), *layout);
+          INFO("fwd.shifted_row D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " layout=" << layout->to_string());
+          REQUIRE(a.status.ok());
+          REQUIRE(h.status.ok());
+          CHECK(a.result.y == b.result.y);
+          CHECK(a.result.rstd == b.result.rstd);
+          CHECK(harness::head_matches(h.result.y, a.result.y, n));
+          CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
+          if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
+        }
+  CHECK(ran == 162);  // 9 widths x 3 types x 2 ops x 3 layouts
+  // Tensors in different frames are declined with a reason, never run.
+  harness::Layout apart;
+  apart.x_offset = 1;
+  apart.y_offset = 2;
+  const oracle::ForwardCase c = make_case(rows_spec(RowsShape{1025, 64, DType::bf16, Quant::none, false}));
+  const harness::Outcome out = harness::run_forward(*v, c, apart);
+  INFO(out.summary());
+  CHECK(out.status.code == rmsnorm::Status::Code::misaligned);
+}
+
 #if RMSNORM_HAVE_CUDA
 // P18: R·D > 2^31 elements (bf16, D = 65536, R = 32769), laid out directly (the harness would
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
