@@ -20,9 +20,14 @@
 // thread c % lanes as its (c / lanes)-th of ITERS; a block's groups take consecutive rows of its
 // residue class; the grid is persistent (the table is filled once per block, after the block's
 // first loads are issued).
-// Order: Σh² chained per thread in chunk then element order (the elements outside the row are
-// zeros, which leave the chain's value as it is), then the warp butterfly and, for groups of
-// several warps, the group's partials (block barrier, double-buffered by row parity).
+// Order, the same at every lead (SPEC §3: a row's bits do not depend on its position, and its
+// position sets its lead): Σh² is summed over column chunks, columns [8c, 8c + 8), as
+// fwd.block_row sums them: chained per thread over c = i·lanes + t in chunk then column order,
+// then the warp butterfly and, for groups of several warps, the group's partials. A column
+// chunk is the last 8 − L elements of the thread's chunk c and the first L of chunk c + 1, which
+// the next lane holds (a shuffle); the warp's last lane takes it from lane 0's next chunk (a
+// one-warp group) or from the next warp's lane 0 through shared memory. The lead is uniform over
+// a block, so the column window is chosen by one switch over L (compile-time extraction).
 #pragma once
 
 #include <numeric>
@@ -34,10 +39,11 @@ namespace rmsnorm::cuda::fwd {
 inline constexpr std::int64_t kShiftedMaxDim = 8192;
 inline constexpr int kShiftedLeads = kVecBytes / 2;  // leads a 16-bit row can have (fp32: 4)
 inline constexpr int kShiftedBlockThreads = 256;     // groups per block: as many rows as fit 256 threads
-// Register budget, as blocks per SM: 85 registers for 16-bit rows (64 spilled 12-24 bytes in
-// the 5-chunk and fused-add forms, CUDA 13.0), 128 for fp32 rows.
-template <typename T>
-inline constexpr int kShiftedMinBlocks = sizeof(T) == 2 ? 3 : 2;
+// Register budget, as blocks per SM: 80 registers for the plain forward of 16-bit rows (64
+// spilled 12-24 bytes in the 5-chunk forms, CUDA 13.0), 128 for the fused add (80 spilled 4-24
+// bytes in its 5-chunk forms) and for fp32 rows.
+template <typename T, bool kAdd>
+inline constexpr int kShiftedMinBlocks = sizeof(T) == 2 && !kAdd ? 3 : 2;
 
 struct ShiftedConfig {
   int lanes = 0;   // threads per row (a multiple of 32)
@@ -68,20 +74,17 @@ inline int shifted_period(std::int64_t stride, std::size_t elem_bytes) {
   const auto residue = static_cast<std::int64_t>(static_cast<std::uint64_t>(stride) * elem_bytes % kVecBytes);
   return static_cast<int>(kVecBytes / std::gcd(std::int64_t{kVecBytes}, residue));  // gcd(16, 0) = 16: period 1
 }
-// A thread's longest chain: over every lead L (0-7 covers both element sizes) and thread t, the
-// row's elements in its chunks t, t + lanes, ...; then the butterfly of the group's warps.
+// The declared shape: a thread chains the columns of its column chunks (Order above), then the
+// butterfly of the group's warps.
 inline AccumShape shifted_row_shape(std::int64_t dim) {
   const ShiftedConfig c = shifted_config(dim);
+  const std::int64_t n = (dim + kChunk - 1) / kChunk;  // column chunks
   AccumShape s;
   s.per_thread = 0;
-  for (std::int64_t lead = 0; lead < kShiftedLeads; ++lead) {
-    const std::int64_t n = (lead + dim + kChunk - 1) / kChunk;
-    for (std::int64_t t = 0; t < std::min<std::int64_t>(c.lanes, n); ++t) {
-      std::int64_t elems = 0;
-      for (std::int64_t ch = t; ch < n; ch += c.lanes)
-        elems += std::min(ch * kChunk - lead + kChunk, dim) - std::max(ch * kChunk - lead, std::int64_t{0});
-      s.per_thread = std::max(s.per_thread, elems);
-    }
+  for (std::int64_t t = 0; t < std::min<std::int64_t>(c.lanes, n); ++t) {
+    const std::int64_t count = (n - 1 - t) / c.lanes + 1;  // chunks t, t + lanes, ... < n
+    const bool holds_tail = t + (count - 1) * c.lanes == n - 1 && dim % kChunk != 0;
+    s.per_thread = std::max(s.per_thread, count * kChunk - (holds_tail ? kChunk - dim % kChunk : 0));
   }
   s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
   return s;
@@ -108,25 +111,60 @@ __device__ __forceinline__ void store_shifted_chunk(T* row, int e0, int D, const
     if (e0 + j >= 0 && e0 + j < D) row[e0 + j] = from_float<T>(chunk_get(v, j));  // exact re-encoding
 }
 
+// Σh² of a thread's column chunks (see Order above) at lead L: the window [L, L + 8) of the
+// thread's chunk i followed by the chunk after it, next(i).
+template <int L, typename T, int ITERS, typename Next>
+__device__ __forceinline__ float column_chain(const Chunk<T> (&h)[ITERS], Next&& next) {
+  SumSquares<T, Mutant::none> ss;
+#pragma unroll
+  for (int i = 0; i < ITERS; ++i) {
+    const Chunk<T> n = next(i);
+#pragma unroll
+    for (int j = 0; j < kChunk; ++j) ss.add(j + L < kChunk ? chunk_get(h[i], j + L) : chunk_get(n, j + L - kChunk));
+  }
+  return ss.acc;
+}
+template <typename T, int ITERS, typename Next>
+__device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[ITERS], Next&& next) {
+  switch (lead) {
+    case 0: return column_chain<0>(h, next);
+    case 1: return column_chain<1>(h, next);
+    case 2: return column_chain<2>(h, next);
+    case 3: return column_chain<3>(h, next);
+    default: break;
+  }
+  if constexpr (sizeof(T) == 2) {
+    switch (lead) {
+      case 4: return column_chain<4>(h, next);
+      case 5: return column_chain<5>(h, next);
+      case 6: return column_chain<6>(h, next);
+      default: return column_chain<7>(h, next);
+    }
+  }
+  return 0.0f;  // fp32 rows have leads 0-3
+}
+
 template <typename T, typename G, bool kAdd, int ITERS>
-__global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T>)
+__global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd>)
     fwd_shifted_kernel(Params p, int lanes, int period) {
   extern __shared__ __align__(16) unsigned char shifted_mem[];  // the weights at this block's lead
-  __shared__ float partials[2][kShiftedBlockThreads / kWarp];   // by row parity: each group's warps
+  __shared__ float partials[kShiftedBlockThreads / kWarp];      // each group's warps' sums
+  __shared__ Chunk<T> edges[kShiftedBlockThreads / kWarp][ITERS + 1];  // each warp's lane 0's chunks
 
   const int t = static_cast<int>(threadIdx.x);
   const int q = t / lanes, gt = t % lanes;
   const int groups = static_cast<int>(blockDim.x) / lanes;
-  const int lane = t & (kWarp - 1), group_warps = lanes / kWarp;
+  const int lane = t & (kWarp - 1), warp = t / kWarp, group_warps = lanes / kWarp;
   const int D = static_cast<int>(p.dim);  // <= 8192
   const int columns = lanes * ITERS * kChunk;
   G* const table = reinterpret_cast<G*>(shifted_mem);
   const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
-  // Rows residue + period·k of this block's class, its groups taking consecutive k.
+  // Rows residue + period·k of this block's class, its groups taking consecutive k; every row of
+  // the class (those past R too) has the lead of its first.
   const int residue = static_cast<int>(blockIdx.x) % period;
   const std::int64_t class_blocks = gridDim.x / period;
   const std::int64_t step = class_blocks * groups;
-  int parity = 0;
+  const int L = realign_lead(static_cast<const T*>(p.x) + row_offset(residue, p.x_stride, sizeof(T)));
   bool table_ready = false;
 
   for (std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x / period) * groups; residue + period * k0 < p.rows;
@@ -134,7 +172,6 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T>)
     const std::int64_t row = residue + period * (k0 + q);
     const bool active = row < p.rows;  // groups past R still join the barriers
     const T* const xr = static_cast<const T*>(p.x) + row_offset(row, p.x_stride, sizeof(T));
-    const int L = realign_lead(xr);  // the block's (one class), every tensor's (the launcher's check)
 
     // 1. Every load of the row before any use.
     Chunk<T> h[ITERS];
@@ -143,7 +180,13 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T>)
       const int e0 = (i * lanes + gt) * kChunk - L;
       h[i] = active ? load_shifted_chunk(xr, e0, D) : zero_chunk<T>();
     }
+    // L2, the group's next row (this warp's loads of it then wait on L2, not DRAM: DRAM keeps
+    // working through this row's sums and stores).
+    const std::int64_t next_row = row + period * step;
+    const std::int64_t row_bytes = static_cast<std::int64_t>(D) * static_cast<std::int64_t>(sizeof(T)) + kL2Line;
+    if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.x) + row_offset(next_row, p.x_stride, sizeof(T)), row_bytes, gt, lanes);
     if constexpr (kAdd) {
+      if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_offset(next_row, p.o_stride, sizeof(T)), row_bytes, gt, lanes);
       const T* const orow = static_cast<const T*>(p.o) + row_offset(row, p.o_stride, sizeof(T));
       Chunk<T> ov[ITERS];
 #pragma unroll
@@ -166,29 +209,51 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T>)
       }
     }
 
-    // The weights at the block's lead, once, while its first rows are in flight.
+    // The weights at the block's lead, once, while its first rows are in flight (published by
+    // the barrier below).
     if (!table_ready) {
       for (int k = t; k < columns; k += static_cast<int>(blockDim.x)) {
         const int col = k - L;
         table[k] = (weighted && col >= 0 && col < D) ? static_cast<const G*>(p.g)[col] : from_float<G>(0.0f);
       }
-      __syncthreads();
-      table_ready = true;
     }
-
-    // 3. Σh²: sequential per thread (chunk order, element order), then the group's tree.
-    SumSquares<T, Mutant::none> ss;
-#pragma unroll
-    for (int i = 0; i < ITERS; ++i)
-#pragma unroll
-      for (int j = 0; j < kChunk; ++j) ss.add(chunk_get(h[i], j));
-    float total = warp_sum(ss.acc);
+    // Groups of several warps: each warp's lane 0 publishes its chunks for the warp before it.
     if (group_warps > 1) {  // uniform over the grid
-      float* const mine = &partials[parity][q * group_warps];
+      if (lane == 0) {
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) edges[warp][i] = h[i];
+        edges[warp][ITERS] = zero_chunk<T>();
+      }
+      __syncthreads();
+    } else if (!table_ready) {
+      __syncthreads();
+    }
+    table_ready = true;
+
+    // 3. Σh² over column chunks, then the group's tree.
+    const int last_warp_of_group = (gt / kWarp) == group_warps - 1;
+    auto next = [&](int i) {
+      // Lane 0 offers its next chunk (the one a one-warp group's lane 31 needs), the others their
+      // own; every lane takes lane + 1's offer.
+      Chunk<T> offer = h[i];
+      if (lane == 0) offer = i + 1 < ITERS ? h[i + 1 < ITERS ? i + 1 : i] : zero_chunk<T>();
+      Chunk<T> n;
+#pragma unroll
+      for (int k = 0; k < Chunk<T>::kWords; ++k) {
+        n.w[k].x = __shfl_sync(kFullMask, offer.w[k].x, (lane + 1) & (kWarp - 1));
+        n.w[k].y = __shfl_sync(kFullMask, offer.w[k].y, (lane + 1) & (kWarp - 1));
+        n.w[k].z = __shfl_sync(kFullMask, offer.w[k].z, (lane + 1) & (kWarp - 1));
+        n.w[k].w = __shfl_sync(kFullMask, offer.w[k].w, (lane + 1) & (kWarp - 1));
+      }
+      if (group_warps > 1 && lane == kWarp - 1) n = last_warp_of_group ? edges[warp + 1 - group_warps][i + 1] : edges[warp + 1][i];
+      return n;
+    };
+    float total = warp_sum(column_chain_at<T>(L, h, next));
+    if (group_warps > 1) {
+      float* const mine = &partials[q * group_warps];
       if (lane == 0) mine[gt / kWarp] = total;
       __syncthreads();
       total = partials_allreduce(mine, lane, group_warps, SumOp{}, 0.0f);
-      parity ^= 1;
     }
     const float r = rstd_of<Mutant::none>(total, D, D, p.eps);
     if (active && gt == 0 && p.rstd != nullptr) p.rstd[row] = r;

@@ -849,6 +849,19 @@ TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at t
           CHECK(harness::head_matches(h.result.y, a.result.y, n));
           CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
           if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
+          // The same rows one position on (every row at another lead): the same bits.
+          oracle::ForwardCase later = c;
+          later.rows -= 1;
+          later.x.erase(later.x.begin(), later.x.begin() + d);
+          if (add) later.o.erase(later.o.begin(), later.o.begin() + d);
+          if (later.rows > harness::kHeadRows) {
+            const harness::RawForward m = harness::execute_forward(*v, harness::first_rows(later, harness::kHeadRows), *layout);
+            REQUIRE(m.status.ok());
+            const auto from = static_cast<std::ptrdiff_t>(d);
+            CHECK(std::equal(m.result.y.begin(), m.result.y.end(), a.result.y.begin() + from));
+            CHECK(std::equal(m.result.rstd.begin(), m.result.rstd.end(), a.result.rstd.begin() + 1));
+            if (add) CHECK(std::equal(m.result.h.begin(), m.result.h.end(), a.result.h.begin() + from));
+          }
         }
   CHECK(ran == 162);  // 9 widths x 3 types x 2 ops x 3 layouts
   // Tensors in different frames are declined with a reason, never run.
