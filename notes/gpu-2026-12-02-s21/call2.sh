@@ -9,10 +9,11 @@ set -u
 OUT=${OUT:-/tmp/out}; B=build/gpu; t0=$(date +%s)
 el() { echo "[$(( $(date +%s) - t0 ))s] $*"; }
 xz -dc .probe/prebuilt.tar.xz | tar -xf - || { echo unpack failed; exit 1; }
+xz -dc .probe/bench_noprefetch.xz > /tmp/bench_noprefetch && chmod +x /tmp/bench_noprefetch
 el "build $(cut -c1-12 $B/PREBUILT_COMMIT) source $(cut -c1-12 .source-commit)"
 A="--op forward,add_forward --dtype bf16,f32 --rows 512,4096,8192,32768 --dims 513,1025,2049,4097,8191"
 for k in 1 2; do
-  timeout 100 .probe/bench_noprefetch --variant fwd.shifted_row $A --csv $OUT/nopf$k.csv > /dev/null 2>&1; el "no prefetch $k rc=$?"
+  timeout 100 /tmp/bench_noprefetch --variant fwd.shifted_row $A --csv $OUT/nopf$k.csv > /dev/null 2>&1; el "no prefetch $k rc=$?"
   timeout 100 $B/bench/rmsnorm-bench --variant fwd.shifted_row,fwd.packed_rows $A --csv $OUT/pf$k.csv > /dev/null 2>&1; el "prefetch $k rc=$?"
 done
 python3 - $OUT <<'PY'
