@@ -39,8 +39,9 @@
 //                    (packed_fwd_preferred)
 //   fwd.shifted_row  D ≤ 8192, rows of any alignment whose tensors share one 16-byte frame,
 //                    forward and fused add: the row in registers, 16-byte vectors where it lies,
-//                    the weights in shared memory once per lead (forward_shifted.cuh);
-//                    shifted_preferred
+//                    the weights in shared memory at the block's lead (forward_shifted.cuh);
+//                    the plain forward of 16-bit rows, D = 1025-4097 from R = 4096, wider from
+//                    R = 16384 (shifted_preferred)
 //   fwd.scalar       D ≤ 2^24, any alignment: element-wise, two passes over global memory
 #include <string>
 #include <utility>
@@ -183,10 +184,10 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
-  // Before fwd.packed_rows and fwd.realigned_row where it was measured faster
-  // (fwd::shifted_preferred).
+  // Before fwd.packed_rows and fwd.realigned_row where it was measured faster: the plain forward
+  // of 16-bit rows, D = 1025-4097 from R = 4096, wider from R = 16384 (fwd::shifted_preferred).
   out.push_back(make<Mutant::none, Path::shifted_row>(
-      "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory once per lead; dispatched where fwd::shifted_preferred says"));
+      "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead; dispatched for the plain forward of 16-bit rows of D = 1025-4097 from R = 4096 and of wider rows from R = 16384"));
   out.back().preferred_forward = fwd::shifted_preferred;
   out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows

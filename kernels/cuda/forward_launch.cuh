@@ -973,9 +973,27 @@ inline bool packed_fwd_preferred(const ForwardArgs& a) {
   return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
 }
 
-// The dispatch hint of fwd.shifted_row: none yet (session 21: by name only until its first
-// device run measures it against fwd.packed_rows, fwd.realigned_row and fwd.element_row).
-inline bool shifted_preferred(const ForwardArgs&) { return false; }
+// The dispatch hint of fwd.shifted_row, from its time against fwd.packed_rows by name (H200,
+// session 21, calls 2-3: the final kernel in both, two alternating runs each; `notes/gpu-2026-12-02-s21/`):
+//   plain forward, bf16 and f16 rows: D = 1025-4097 from R = 4096 1.02-1.19x (bf16 32768 x 1025
+//   0.660-0.664 of the copy against 0.602-0.615); D = 6145 and 8191 1.09-1.17x at R = 32768, a
+//   tie at 8192 rows, 0.94-0.95x at 4096; D = 513 1.06-1.09x at 4096 rows, a tie at 8192,
+//   0.92-0.93x at 32768; R = 512 0.64-0.89x. Below R = 8192 the dispatcher had fwd.element_row
+//   there (0.51 of the copy at 4096 x 1025 bf16, session 20), which fwd.shifted_row beats by more.
+//   fp32 rows 0.86-1.16x, the fused add 0.72-1.05x (mostly behind): not taken.
+// Why not faster: a warp's rows follow one another (load, sum, store), so its loads wait idle
+// through the row's work; the column-chunk order (the shuffles and the switch over the lead, which
+// make a row's bits independent of its position) cost 12-15 % at 32768 x 1025 (0.748 -> 0.65, call
+// 1 against call 2), and a second register set for the next row's loads lost 5-19 % (128
+// registers a thread halve the warps an SM holds; call 3).
+inline constexpr std::int64_t kShiftedMinRows = 4096;
+inline constexpr std::int64_t kShiftedMinDim = 1025;
+inline constexpr std::int64_t kShiftedNarrowMaxDim = 4097;
+inline constexpr std::int64_t kShiftedWideMinRows = 16384;
+inline bool shifted_preferred(const ForwardArgs& a) {
+  if (a.quant != Quant::none || a.o.data != nullptr || size_of(a.x.type) != 2 || a.dim < kShiftedMinDim) return false;
+  return a.rows >= (a.dim <= kShiftedNarrowMaxDim ? kShiftedMinRows : kShiftedWideMinRows);
+}
 
 // fwd.shifted_row (forward_shifted.cuh): a persistent grid of shifted_config(D) blocks, a whole
 // number of residue classes of the rows' lead period; the weights at a block's lead as dynamic

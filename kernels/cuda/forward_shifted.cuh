@@ -43,7 +43,7 @@ inline constexpr int kShiftedBlockThreads = 256;     // groups per block: as man
 // spilled 12-24 bytes in the 5-chunk forms, CUDA 13.0), 128 for the fused add (80 spilled 4-24
 // bytes in its 5-chunk forms) and for fp32 rows.
 template <typename T, bool kAdd>
-inline constexpr int kShiftedMinBlocks = 2;
+inline constexpr int kShiftedMinBlocks = sizeof(T) == 2 && !kAdd ? 3 : 2;
 
 struct ShiftedConfig {
   int lanes = 0;   // threads per row (a multiple of 32)
@@ -167,38 +167,26 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
   const int L = realign_lead(static_cast<const T*>(p.x) + row_offset(residue, p.x_stride, sizeof(T)));
   bool table_ready = false;
 
-  // The plain forward keeps its next row's loads in flight through this row's work (kPipe: a
-  // second set of registers); the fused add, whose o would double that, asks L2 for its next
-  // row instead.
-  constexpr bool kPipe = !kAdd;
-  auto load_row = [&](std::int64_t r, Chunk<T> (&dst)[ITERS]) {
-    const bool in = r < p.rows;
-    const T* const src = static_cast<const T*>(p.x) + row_offset(r, p.x_stride, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < ITERS; ++i) dst[i] = in ? load_shifted_chunk(src, (i * lanes + gt) * kChunk - L, D) : zero_chunk<T>();
-  };
-  const std::int64_t first = static_cast<std::int64_t>(blockIdx.x / period) * groups;
-  Chunk<T> h[ITERS];
-  if constexpr (kPipe) load_row(residue + period * (first + q), h);
-
-  for (std::int64_t k0 = first; residue + period * k0 < p.rows; k0 += step) {
+  for (std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x / period) * groups; residue + period * k0 < p.rows;
+       k0 += step) {
     const std::int64_t row = residue + period * (k0 + q);
     const bool active = row < p.rows;  // groups past R still join the barriers
-    const std::int64_t next_row = row + period * step;
+    const T* const xr = static_cast<const T*>(p.x) + row_offset(row, p.x_stride, sizeof(T));
 
-    // 1. Every load of the row before any use (kPipe: this row's were issued one row ago; the
-    // next row's now).
-    [[maybe_unused]] Chunk<T> ahead[kPipe ? ITERS : 1];
-    if constexpr (kPipe) load_row(next_row, ahead);
-    else load_row(row, h);
+    // 1. Every load of the row before any use.
+    Chunk<T> h[ITERS];
+#pragma unroll
+    for (int i = 0; i < ITERS; ++i) {
+      const int e0 = (i * lanes + gt) * kChunk - L;
+      h[i] = active ? load_shifted_chunk(xr, e0, D) : zero_chunk<T>();
+    }
+    // L2, the group's next row (this warp's loads of it then wait on L2, not DRAM: DRAM keeps
+    // working through this row's sums and stores).
+    const std::int64_t next_row = row + period * step;
     const std::int64_t row_bytes = static_cast<std::int64_t>(D) * static_cast<std::int64_t>(sizeof(T)) + kL2Line;
+    if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.x) + row_offset(next_row, p.x_stride, sizeof(T)), row_bytes, gt, lanes);
     if constexpr (kAdd) {
-      // L2, the group's next row (this warp's loads of it then wait on L2, not DRAM: DRAM keeps
-      // working through this row's sums and stores).
-      if (next_row < p.rows) {
-        prefetch_row_l2(static_cast<const T*>(p.x) + row_offset(next_row, p.x_stride, sizeof(T)), row_bytes, gt, lanes);
-        prefetch_row_l2(static_cast<const T*>(p.o) + row_offset(next_row, p.o_stride, sizeof(T)), row_bytes, gt, lanes);
-      }
+      if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_offset(next_row, p.o_stride, sizeof(T)), row_bytes, gt, lanes);
       const T* const orow = static_cast<const T*>(p.o) + row_offset(row, p.o_stride, sizeof(T));
       Chunk<T> ov[ITERS];
 #pragma unroll
@@ -283,10 +271,6 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, Mutant::none>(chunk_get(h[i], j), r, w[j], p.convention);
       store_shifted_chunk(yr, e0, D, pack<T>(y));
-    }
-    if constexpr (kPipe) {
-#pragma unroll
-      for (int i = 0; i < ITERS; ++i) h[i] = ahead[i];
     }
   }
 }

@@ -29,7 +29,7 @@ TEST_CASE("forward dispatch: FP8 outputs of odd widths go to fwd.realigned_row f
   REQUIRE(realigned->preferred_forward != nullptr);
   CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.realigned_row");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
-  CHECK(pick(DType::bf16, 8192, 1025) == "fwd.packed_rows");                        // packed rows: below
+  CHECK(pick(DType::bf16, 8192, 1025) == "fwd.shifted_row");                        // the plain forward: below
   CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::bf16, 8191, 1025, /*fp8=*/true) == "fwd.element_row");   // fewer rows
   CHECK(pick(DType::f32, 32768, 1025, /*fp8=*/true) == "fwd.element_row");   // fp32 rows
@@ -52,13 +52,36 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::bf16, 8192, 1025, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 32768, 4095, false, /*add=*/true) == "fwd.element_row");    // fp32 below 4097
   CHECK(pick(DType::bf16, 8192, 513) == "fwd.packed_rows");                           // the plain forward
-  CHECK(pick(DType::f16, 32768, 8191) == "fwd.packed_rows");
+  CHECK(pick(DType::f16, 8192, 8191) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 8192, 4097) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 32768, 4099) == "fwd.element_row");                          // fp32 beyond 4097
-  CHECK(pick(DType::bf16, 8191, 1025) == "fwd.element_row");                          // fewer rows
+  CHECK(pick(DType::bf16, 8191, 1025) == "fwd.shifted_row");                          // fewer rows: fwd.shifted_row (below)
   CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.realigned_row");  // FP8 outputs
   CHECK(pick(DType::bf16, 32768, 8193, false, /*add=*/true) == "fwd.scalar");         // beyond 8192
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
+}
+
+TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to fwd.shifted_row: D = 1025-4097 from R = 4096, wider from R = 16384", "[host]") {
+  const rmsnorm::Variant* shifted = rmsnorm::find_variant("fwd.shifted_row");
+  REQUIRE(shifted != nullptr);
+  REQUIRE(shifted->preferred_forward != nullptr);
+  CHECK(pick(DType::bf16, 4096, 1025) == "fwd.shifted_row");
+  CHECK(pick(DType::f16, 32768, 1025) == "fwd.shifted_row");
+  CHECK(pick(DType::bf16, 8192, 4097) == "fwd.shifted_row");
+  CHECK(pick(DType::bf16, 16384, 8191) == "fwd.shifted_row");                        // wider rows from R = 16384
+  CHECK(pick(DType::bf16, 16383, 8191) == "fwd.packed_rows");
+  CHECK(pick(DType::bf16, 4095, 1025) == "fwd.element_row");                         // fewer rows
+  CHECK(pick(DType::bf16, 32768, 1023) == "fwd.packed_rows");                        // narrower rows
+  CHECK(pick(DType::f32, 32768, 1025) == "fwd.packed_rows");                         // fp32 rows
+  CHECK(pick(DType::bf16, 32768, 1025, false, /*add=*/true) == "fwd.packed_rows");   // the fused add
+  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true) == "fwd.realigned_row");        // FP8 outputs
+  CHECK(pick(DType::bf16, 32768, 1024) == "fwd.warp_row");                           // aligned rows
+  // Tensors in different 16-byte frames: the next variant that takes them.
+  rmsnorm::ForwardArgs apart = harness::probe_forward(DType::bf16, 32768, 1025, false, false);
+  apart.y.data = static_cast<char*>(apart.y.data) + 2;
+  const rmsnorm::Variant* v = rmsnorm::pick_forward(apart, rmsnorm::Memory::device);
+  REQUIRE(v != nullptr);
+  CHECK(std::string(v->name) == "fwd.packed_rows");
 }
 
 TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
