@@ -771,6 +771,52 @@ TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y
   }
 }
 
+// Packed rows of every odd width (harness::kOddPackedWidths), type and op (forward, fused add) on
+// `v`, per layout: the oracle, a repeat bitwise, the first 37 rows alone bitwise; with `moved`,
+// also the rows one position on (every row at another offset from a 16-byte boundary: a row's
+// bits must not depend on its position). Rows of odd D laid out per `g32_layout` take fp32
+// weights beside 16-bit rows. Returns the runs.
+static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const harness::Layout*>& layouts, bool moved = false,
+                            const harness::Layout* g32_layout = nullptr) {
+  int ran = 0;
+  for (const std::int64_t d : harness::kOddPackedWidths)
+    for (const DType t : kTypes)
+      for (const bool add : {false, true})
+        for (const harness::Layout* layout : layouts) {
+          RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
+          sh.g32 = t != DType::f32 && d % 2 == 1 && layout == g32_layout;
+          const oracle::ForwardCase c = require_rows_pass(v, sh, *layout);
+          ++ran;
+          const harness::RawForward a = harness::execute_forward(v, c, *layout);
+          const harness::RawForward b = harness::execute_forward(v, c, *layout);
+          const auto n = static_cast<std::size_t>(harness::kHeadRows * d);
+          const harness::RawForward h = harness::execute_forward(v, harness::first_rows(c, harness::kHeadRows), *layout);
+          INFO(v.name << " D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " g32=" << sh.g32
+                      << " layout=" << layout->to_string());
+          REQUIRE(a.status.ok());
+          REQUIRE(h.status.ok());
+          CHECK(a.result.y == b.result.y);
+          CHECK(a.result.rstd == b.result.rstd);
+          CHECK(harness::head_matches(h.result.y, a.result.y, n));
+          CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
+          if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
+          if (!moved) continue;
+          oracle::ForwardCase later = c;  // the same rows one position on
+          later.rows -= 1;
+          later.x.erase(later.x.begin(), later.x.begin() + d);
+          if (add) later.o.erase(later.o.begin(), later.o.begin() + d);
+          if (later.rows > harness::kHeadRows) {
+            const harness::RawForward m = harness::execute_forward(v, harness::first_rows(later, harness::kHeadRows), *layout);
+            REQUIRE(m.status.ok());
+            const auto from = static_cast<std::ptrdiff_t>(d);
+            CHECK(std::equal(m.result.y.begin(), m.result.y.end(), a.result.y.begin() + from));
+            CHECK(std::equal(m.result.rstd.begin(), m.result.rstd.end(), a.result.rstd.begin() + 1));
+            if (add) CHECK(std::equal(m.result.h.begin(), m.result.h.end(), a.result.h.begin() + from));
+          }
+        }
+  return ran;
+}
+
 // fwd.packed_rows (written in session 9, first run pending) moves tiles of packed rows as one
 // span of 16-byte vectors: every tile of an odd width starts at another alignment, a vector at a
 // tile's edge holds the neighbouring tile's elements (read, never used, never written), and the
@@ -791,28 +837,7 @@ TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exa
   harness::Layout in_place;
   in_place.in_place = true;
   in_place.x_offset = in_place.o_offset = in_place.y_offset = 2;
-  int ran = 0;
-  for (const std::int64_t d : harness::kOddPackedWidths)
-    for (const DType t : kTypes)
-      for (const bool add : {false, true})
-        for (const harness::Layout* layout : {&shifted, &in_place}) {
-          const RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
-          const oracle::ForwardCase c = require_rows_pass(*v, sh, *layout);
-          ++ran;
-          const harness::RawForward a = harness::execute_forward(*v, c, *layout);
-          const harness::RawForward b = harness::execute_forward(*v, c, *layout);
-          const auto n = static_cast<std::size_t>(harness::kHeadRows * d);
-          const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, harness::kHeadRows), *layout);
-          INFO("fwd.packed_rows D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " layout=" << layout->to_string());
-          REQUIRE(a.status.ok());
-          REQUIRE(h.status.ok());
-          CHECK(a.result.y == b.result.y);
-          CHECK(a.result.rstd == b.result.rstd);
-          CHECK(harness::head_matches(h.result.y, a.result.y, n));
-          CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
-          if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
-        }
-  CHECK(ran == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
+  CHECK(check_odd_widths(*v, {&shifted, &in_place}) == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
 }
 
 TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at their edges, repeats, batch invariant", "[gpu]") {
@@ -828,42 +853,7 @@ TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at t
   harness::Layout strided;  // odd row strides (poisoned gaps between rows), one frame
   strided.x_pad = strided.y_pad = strided.o_pad = 3;
   strided.x_offset = strided.o_offset = strided.y_offset = 1;
-  int ran = 0;
-  for (const std::int64_t d : harness::kOddPackedWidths)
-    for (const DType t : kTypes)
-      for (const bool add : {false, true})
-        for (const harness::Layout* layout : {&shifted, &in_place, &strided}) {
-          RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
-          sh.g32 = t != DType::f32 && d % 2 == 1 && layout == &strided;  // fp32 weights of 16-bit rows too
-          const oracle::ForwardCase c = require_rows_pass(*v, sh, *layout);
-          ++ran;
-          const harness::RawForward a = harness::execute_forward(*v, c, *layout);
-          const harness::RawForward b = harness::execute_forward(*v, c, *layout);
-          const auto n = static_cast<std::size_t>(harness::kHeadRows * d);
-          const harness::RawForward h = harness::execute_forward(*v, harness::first_rows(c, harness::kHeadRows), *layout);
-          INFO("fwd.shifted_row D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " layout=" << layout->to_string());
-          REQUIRE(a.status.ok());
-          REQUIRE(h.status.ok());
-          CHECK(a.result.y == b.result.y);
-          CHECK(a.result.rstd == b.result.rstd);
-          CHECK(harness::head_matches(h.result.y, a.result.y, n));
-          CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
-          if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
-          // The same rows one position on (every row at another lead): the same bits.
-          oracle::ForwardCase later = c;
-          later.rows -= 1;
-          later.x.erase(later.x.begin(), later.x.begin() + d);
-          if (add) later.o.erase(later.o.begin(), later.o.begin() + d);
-          if (later.rows > harness::kHeadRows) {
-            const harness::RawForward m = harness::execute_forward(*v, harness::first_rows(later, harness::kHeadRows), *layout);
-            REQUIRE(m.status.ok());
-            const auto from = static_cast<std::ptrdiff_t>(d);
-            CHECK(std::equal(m.result.y.begin(), m.result.y.end(), a.result.y.begin() + from));
-            CHECK(std::equal(m.result.rstd.begin(), m.result.rstd.end(), a.result.rstd.begin() + 1));
-            if (add) CHECK(std::equal(m.result.h.begin(), m.result.h.end(), a.result.h.begin() + from));
-          }
-        }
-  CHECK(ran == 162);  // 9 widths x 3 types x 2 ops x 3 layouts
+  CHECK(check_odd_widths(*v, {&shifted, &in_place, &strided}, /*moved=*/true, &strided) == 162);  // x 3 layouts
   // Tensors in different frames are declined with a reason, never run.
   harness::Layout apart;
   apart.x_offset = 1;
