@@ -1,6 +1,7 @@
 // fwd.shifted_row: the forward and the fused-add forward of rows that do not start on a 16-byte
 // boundary (odd D above all: 1025, 4097, 8191, where every row starts at another alignment),
-// read and written in 16-byte vectors where they lie, with no trip through shared memory.
+// read and written in 16-byte vectors where they lie: only the weights (once per block) and, in
+// groups of several warps, one chunk per warp and row go through shared memory.
 //
 // Why. The row's own tensors (x, y, and under the fused add o and the residual) share one frame:
 // every row starts at the same offset from a 16-byte boundary in each of them (checked by the
@@ -14,7 +15,9 @@
 // with a period P (1, 2, 4 or 8: 16 bytes over the gcd with the row stride's residue), so block
 // b takes only rows of residue b mod P: one lead per block, one table.
 // fwd.packed_rows, before it, staged tiles in shared memory and stored y element by element:
-// issue-bound at 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu, session 16).
+// issue-bound at 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu, session 16); this kernel runs
+// 0.65-0.66 there (H200, session 21: shifted_preferred in forward_launch.cuh has the figures and
+// where it is dispatched).
 //
 // Mapping (a function of D only): a row to a group of `lanes` threads (whole warps), chunk c to
 // thread c % lanes as its (c / lanes)-th of ITERS; a block's groups take consecutive rows of its
