@@ -84,6 +84,38 @@ TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to
   CHECK(std::string(v->name) == "fwd.packed_rows");
 }
 
+TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and says why it declines the rest", "[host]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.shifted_row");
+  REQUIRE(v != nullptr);
+  using Code = rmsnorm::Status::Code;
+  auto at = [](void* p, std::ptrdiff_t bytes) { return static_cast<void*>(static_cast<char*>(p) + bytes); };
+  auto status = [&](const rmsnorm::ForwardArgs& a) { return v->can_implement_forward(a); };
+  rmsnorm::ForwardArgs a = harness::probe_forward(DType::bf16, 4096, 1025, false, /*add=*/true);
+  CHECK(status(a).ok());                                   // packed odd rows: x, o, y in one frame
+  a.x.data = at(a.x.data, 6);
+  a.o.data = at(a.o.data, 6);
+  a.y.data = at(a.y.data, 6);
+  CHECK(status(a).ok());                                   // every base at the same offset
+  a.o.data = at(a.o.data, 2);
+  CHECK(status(a).code == Code::misaligned);               // o at another
+  CHECK(status(a).reason.find("frame") != std::string::npos);
+  a.o.data = at(a.o.data, -2);
+  a.y.stride = 1027;                                       // 2054 bytes: another residue mod 16
+  CHECK(status(a).code == Code::misaligned);
+  a.y.stride = 1033;                                       // 2066 = 2050 + 16: the same residue
+  CHECK(status(a).ok());
+  a.y.stride = 1027;
+  a.rows = 1;                                              // one row: strides play no part
+  CHECK(status(a).ok());
+  rmsnorm::ForwardArgs q = harness::probe_forward(DType::bf16, 4096, 1025, /*fp8=*/true);
+  CHECK(status(q).code == Code::unsupported);              // FP8 outputs
+  rmsnorm::ForwardArgs w = harness::probe_forward(DType::f32, 4096, 8193);
+  CHECK(status(w).code == Code::unsupported);              // D > 8192
+  w.dim = 8192;
+  w.x.stride = w.y.stride = 8192;
+  CHECK(status(w).ok());                                   // fp32 rows, fp32 weights, at its widest
+}
+
 TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
