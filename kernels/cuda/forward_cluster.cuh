@@ -152,12 +152,7 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
       T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
 #pragma unroll
       for (int k = 0; k < S; ++k) {
-        float a[kChunk], b[kChunk];
-        unpack(xc[k], a);
-        unpack(oc[k], b);
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
-        h[k] = pack<T>(a);
+        h[k] = add_rounded(xc[k], oc[k]);
         if (mine[k]) store_row_chunk<T, true>(xw, cs[k], full, n_tail, h[k]);
       }
     } else {

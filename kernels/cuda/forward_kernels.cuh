@@ -257,6 +257,18 @@ __device__ __forceinline__ Chunk<T> load_row_chunk(const T* row, std::int64_t c,
   return zero_chunk<T>();
 }
 
+// The fused add's h = RN_T(x + o) of a chunk: one fp32 add and one rounding to T per element
+// (every forward kernel with the fused add forms its residual so).
+template <typename T>
+__device__ __forceinline__ Chunk<T> add_rounded(const Chunk<T>& x, const Chunk<T>& o) {
+  float a[kChunk], b[kChunk];
+  unpack(x, a);
+  unpack(o, b);
+#pragma unroll
+  for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
+  return pack<T>(a);
+}
+
 // The stored weights of chunk c (zero beyond the row; nothing read without a weight).
 template <typename G>
 __device__ __forceinline__ Chunk<G> weight_chunk(const Params& p, std::int64_t c, std::int64_t full, int n_tail) {
@@ -539,12 +551,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        float a[kChunk], b[kChunk];
-        unpack(h[i], a);
-        unpack(ov[i], b);
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
-        const Chunk<T> rounded = pack<T>(a);
+        const Chunk<T> rounded = add_rounded(h[i], ov[i]);
         if (active) store_row_chunk<T, true>(xw, c, full, n_tail, rounded);
         if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
       }
@@ -857,11 +864,7 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
         float a[kChunk];
         unpack(h[u], a);
         if constexpr (kAdd) {
-          float b[kChunk];
-          unpack(ov[u], b);
-#pragma unroll
-          for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
-          const Chunk<T> rounded = pack<T>(a);
+          const Chunk<T> rounded = add_rounded(h[u], ov[u]);
           store_row_chunk(xw, c, full, n_tail, rounded);
           h[u] = rounded;
           unpack(h[u], a);

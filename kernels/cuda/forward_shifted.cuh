@@ -202,12 +202,7 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const int e0 = (i * lanes + gt) * kChunk - L;
-        float a[kChunk], b[kChunk];
-        unpack(h[i], a);
-        unpack(ov[i], b);
-#pragma unroll
-        for (int j = 0; j < kChunk; ++j) a[j] = a[j] + b[j];
-        h[i] = pack<T>(a);
+        h[i] = add_rounded(h[i], ov[i]);
         if (active && e0 < D) store_shifted_chunk(xw, e0, D, h[i]);
       }
     }
