@@ -124,9 +124,12 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
     case Path::cluster_row:
       s = fwd_cluster_row_shape(dim);
       break;
-    case Path::shifted_row:
-      s = shifted_row_shape(dim);
+    case Path::shifted_row: {  // Σh² over column chunks, chunk c on thread c % lanes (forward_shifted.cuh)
+      const ShiftedConfig c = shifted_config(dim);
+      s.per_thread = chunked_per_thread(dim, c.lanes);
+      s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
       break;
+    }
     case Path::scalar: {
       const int b = scalar_threads(dim);
       s.per_thread = (dim + b - 1) / b;

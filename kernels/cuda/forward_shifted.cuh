@@ -77,22 +77,6 @@ inline int shifted_period(std::int64_t stride, std::size_t elem_bytes) {
   const auto residue = static_cast<std::int64_t>(static_cast<std::uint64_t>(stride) * elem_bytes % kVecBytes);
   return static_cast<int>(kVecBytes / std::gcd(std::int64_t{kVecBytes}, residue));  // gcd(16, 0) = 16: period 1
 }
-// The declared shape: a thread chains the columns of its column chunks (Order above), then the
-// butterfly of the group's warps.
-inline AccumShape shifted_row_shape(std::int64_t dim) {
-  const ShiftedConfig c = shifted_config(dim);
-  const std::int64_t n = (dim + kChunk - 1) / kChunk;  // column chunks
-  AccumShape s;
-  s.per_thread = 0;
-  for (std::int64_t t = 0; t < std::min<std::int64_t>(c.lanes, n); ++t) {
-    const std::int64_t count = (n - 1 - t) / c.lanes + 1;  // chunks t, t + lanes, ... < n
-    const bool holds_tail = t + (count - 1) * c.lanes == n - 1 && dim % kChunk != 0;
-    s.per_thread = std::max(s.per_thread, count * kChunk - (holds_tail ? kChunk - dim % kChunk : 0));
-  }
-  s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
-  return s;
-}
-
 // Chunk [e0, e0 + 8) of a row of D elements whose element e0 lies on a 16-byte boundary when
 // 0 <= e0: one vector inside the row, element loads at its ends (zeros outside it).
 template <typename T>
@@ -177,12 +161,12 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     const T* const xr = static_cast<const T*>(p.x) + row_offset(row, p.x_stride, sizeof(T));
 
     // 1. Every load of the row before any use.
-    Chunk<T> h[ITERS];
+    auto load_row = [&](const T* r, Chunk<T> (&dst)[ITERS]) {
 #pragma unroll
-    for (int i = 0; i < ITERS; ++i) {
-      const int e0 = (i * lanes + gt) * kChunk - L;
-      h[i] = active ? load_shifted_chunk(xr, e0, D) : zero_chunk<T>();
-    }
+      for (int i = 0; i < ITERS; ++i) dst[i] = active ? load_shifted_chunk(r, (i * lanes + gt) * kChunk - L, D) : zero_chunk<T>();
+    };
+    Chunk<T> h[ITERS];
+    load_row(xr, h);
     // L2, the group's next row (this warp's loads of it then wait on L2, not DRAM: DRAM keeps
     // working through this row's sums and stores).
     const std::int64_t next_row = row + period * step;
@@ -192,11 +176,7 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
       if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_offset(next_row, p.o_stride, sizeof(T)), row_bytes, gt, lanes);
       const T* const orow = static_cast<const T*>(p.o) + row_offset(row, p.o_stride, sizeof(T));
       Chunk<T> ov[ITERS];
-#pragma unroll
-      for (int i = 0; i < ITERS; ++i) {
-        const int e0 = (i * lanes + gt) * kChunk - L;
-        ov[i] = active ? load_shifted_chunk(orow, e0, D) : zero_chunk<T>();
-      }
+      load_row(orow, ov);
       // 2. h = RN_x(x + o), written back to the residual stream.
       T* const xw = static_cast<T*>(p.x_out) + row_offset(row, p.x_stride, sizeof(T));
 #pragma unroll
