@@ -179,6 +179,9 @@ struct Options {
   // Backward ops without dg (dx only, as for frozen weights): no partials, no column sum, and
   // none of their bytes in the model. Shows what the dg stages cost at a shape.
   bool no_dg = false;
+  // FP8 ops: the scale mode (--quant): dynamic per token (the default), static (a given scale of
+  // 1), or per block of 128 columns.
+  rmsnorm::Quant quant = rmsnorm::Quant::dynamic_token;
 };
 
 // A comma-separated list of non-negative integers ("1,16,64"); anything else ends the program
@@ -223,6 +226,8 @@ void usage() {
       "  --dtype LIST         bf16,f16,f32 (default bf16 plus a few f16/f32 shapes)\n"
       "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
       "  --no-dg              backward ops: dx only (no dg, no workspace; the bytes model drops the partials)\n"
+      "  --quant MODE         FP8 ops' scale: token (dynamic per token, the default), static (a given 1)\n"
+      "                       or block (per block of 128 columns)\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
       "  --alloc cache|fresh  device buffers kept between shapes and reused (cache, the default) or\n"
       "                       a cudaMalloc / cudaFree per buffer (fresh: a shape right after a larger\n"
@@ -291,6 +296,7 @@ class Bench {
     {
       const std::vector<float> ones(static_cast<std::size_t>(R), 1.0f);  // the backward's given r
       BENCH_CUDA(cudaMemcpy(rstd.p, ones.data(), rstd.bytes, cudaMemcpyHostToDevice));
+      BENCH_CUDA(cudaMemcpy(scale.p, ones.data(), 4, cudaMemcpyHostToDevice));  // a static FP8 scale
     }
     for (int k = 0; k < sets; ++k) {
       Set& s = bufs[static_cast<std::size_t>(k)];
@@ -324,7 +330,7 @@ class Bench {
       a.g_type = t;
       a.rstd = static_cast<float*>(rstd.p);
       a.eps = 1e-6f;
-      a.quant = quant ? rmsnorm::Quant::dynamic_token : rmsnorm::Quant::none;
+      a.quant = quant ? opt_.quant : rmsnorm::Quant::none;
       a.scale = quant ? static_cast<float*>(scale.p) : nullptr;
       a.stream = stream_;
       return a;
@@ -596,6 +602,16 @@ int main(int argc, char** argv) {
     } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
     else if (a == "--csv") o.csv = next();
     else if (a == "--no-dg") o.no_dg = true;
+    else if (a == "--quant") {
+      const std::string q = next();
+      if (q == "token") o.quant = rmsnorm::Quant::dynamic_token;
+      else if (q == "static") o.quant = rmsnorm::Quant::static_scale;
+      else if (q == "block") o.quant = rmsnorm::Quant::per_block;
+      else {
+        std::fprintf(stderr, "rmsnorm-bench: --quant takes token, static or block, not '%s'\n", q.c_str());
+        return 1;
+      }
+    }
     else if (a == "--alloc") {
       const std::string m = next();
       if (m != "cache" && m != "fresh") {

@@ -123,6 +123,9 @@ __device__ __forceinline__ void store_global_at(std::uint64_t addr, __half v) {
 __device__ __forceinline__ void store_global_at(std::uint64_t addr, __nv_bfloat16 v) {
   asm volatile("st.global.b16 [%0], %1;" ::"l"(addr), "h"(__bfloat16_as_ushort(v)) : "memory");
 }
+__device__ __forceinline__ void store_global_at(std::uint64_t addr, unsigned char v) {  // an FP8 code
+  asm volatile("st.global.u8 [%0], %1;" ::"l"(addr), "r"(static_cast<unsigned>(v)) : "memory");
+}
 template <typename T>
 __device__ __forceinline__ std::uint64_t global_address(T* p) {
   return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p));
@@ -515,18 +518,24 @@ __device__ __forceinline__ float groups_sum(float v, float* group_partials, int 
 }
 // N sums per group at once behind the one barrier (bwd.packed_rows: a group's N rows of a
 // tile): sum k in the same order as groups_sum, its partials at group_partials[k·32 + warp].
-template <int N>
-__device__ __forceinline__ void groups_sum_n(float (&v)[N], float* group_partials, int gt, int nthreads) {
+// groups_allreduce_n: the same for any Op (fwd.packed_rows' per-token FP8 amax: MaxOp).
+template <int N, typename Op>
+__device__ __forceinline__ void groups_allreduce_n(float (&v)[N], float* group_partials, int gt, int nthreads, Op op,
+                                                   float identity) {
   const int lane = gt & (kWarp - 1);
 #pragma unroll
-  for (int k = 0; k < N; ++k) v[k] = warp_allreduce<kWarp>(v[k], SumOp{});
+  for (int k = 0; k < N; ++k) v[k] = warp_allreduce<kWarp>(v[k], op);
   if (lane == 0) {
 #pragma unroll
     for (int k = 0; k < N; ++k) group_partials[k * kWarp + gt / kWarp] = v[k];
   }
   __syncthreads();
 #pragma unroll
-  for (int k = 0; k < N; ++k) v[k] = partials_allreduce(group_partials + k * kWarp, lane, nthreads / kWarp, SumOp{}, 0.0f);
+  for (int k = 0; k < N; ++k) v[k] = partials_allreduce(group_partials + k * kWarp, lane, nthreads / kWarp, op, identity);
+}
+template <int N>
+__device__ __forceinline__ void groups_sum_n(float (&v)[N], float* group_partials, int gt, int nthreads) {
+  groups_allreduce_n<N>(v, group_partials, gt, nthreads, SumOp{}, 0.0f);
 }
 template <bool kBarrier = true>
 __device__ __forceinline__ float block_sum(float v, float* partials) {

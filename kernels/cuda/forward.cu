@@ -194,10 +194,9 @@ void register_forward_variants(std::vector<Variant>& out) {
   // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
   // fp32 from D = 4097) (fwd::packed_fwd_preferred).
   out.push_back(make<Mutant::none, Path::packed_rows>(
-      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, forward and fused add: tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097)"));
+      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097)"));
   out.back().preferred_forward = fwd::packed_fwd_preferred;
   out.back().packed_rows = true;
-  out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192
   // (fwd::realigned_preferred).
   out.push_back(make<Mutant::none, Path::realigned_row>(

@@ -308,8 +308,9 @@ Status can_implement(Path path, const ForwardArgs& a) {
                                                        (a.o.data ? ", fused add" : "") + ") exceed the shared-memory budget");
   if (path == Path::packed_rows) {
     // Any alignment, but packed rows: a tile of consecutive rows is one span of each tensor.
-    if (a.quant != Quant::none) return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (fwd.realigned_row)");
     if (D > kPackedMaxDim) return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kPackedMaxDim));
+    if (a.quant == Quant::per_block && packed_quant_entries(D, size_of(a.x.type)) > kPackedMaxQuantEntries)
+      return Status::fail(Status::Code::unsupported, who + ": a tile's FP8 groups exceed " + std::to_string(kPackedMaxQuantEntries));
     const bool packed = a.rows <= 1 || (a.x.stride == D && a.y.stride == D && (a.o.data == nullptr || a.o.stride == D));
     if (!packed) return Status::fail(Status::Code::unsupported, who + ": rows are not packed (a row stride differs from D)");
     if (packed_fwd_stages(D, size_of(a.x.type), a.o.data != nullptr) < kPackedMinStages)
@@ -915,7 +916,7 @@ Status run_packed_rows(const ForwardArgs& a) {
     const int sms = sm_count();
     if (sms <= 0) {
       result = Status::fail(Status::Code::no_device, "fwd.packed_rows: no CUDA device answered for the SM count");
-    } else if constexpr (!kQ) {  // can_implement declines FP8 outputs
+    } else {
       const PackedConfig c = packed_fwd_config(a.dim, sizeof(T));
       const std::int64_t tiles = (a.rows + c.tile_rows() - 1) / c.tile_rows();
       const std::int64_t grid = std::min<std::int64_t>(sms, tiles);
@@ -930,11 +931,11 @@ Status run_packed_rows(const ForwardArgs& a) {
         kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.threads, c.groups, stages);
       };
       if (c.per_thread == kPackedPerThreadWide) {
-        go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA>);
+        go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA, kQ>);
       } else if (c.per_group == kPackedRowsPerGroup) {
-        go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA>);
+        go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA, kQ>);
       } else {
-        go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA>);
+        go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA, kQ>);
       }
     }
   });

@@ -20,8 +20,14 @@
 //
 // Order: Σh² chained per thread in column order (ceil(D / G) terms, from +0), then the group
 // butterfly (5 + ceil_log2(G / 32) levels): packed_row_shape(D). The maths of every forward
-// (forward_kernels.cuh: rstd_of, y_of, effective_weight). No FP8 outputs (they keep
-// fwd.realigned_row).
+// (forward_kernels.cuh: rstd_of, y_of, effective_weight).
+//
+// FP8 outputs (kQuant; session 22: odd D had only fwd.realigned_row's one row per block, 0.32 of
+// the copy for add + FP8 at 32768 x 1025 bf16): y stays fp32 in h's registers; the scale is the
+// given one, the row's amax (a second barrier: the amax needs r; a maximum of |y|'s bits is
+// exact in any order, so the bits stay batch-invariant), or per block of 128 columns the group
+// maxima in shared memory (a warp's redux, then one atomicMax per warp and column step), a pass
+// over the tile's groups for their scales, and a third barrier; the codes are stored byte by byte.
 #pragma once
 
 #include "forward_kernels.cuh"
@@ -41,12 +47,27 @@ inline int packed_fwd_stages(std::int64_t dim, std::size_t elem_bytes, bool add,
   return packed_ring_stages(packed_fwd_stage_bytes(packed_fwd_config(dim, elem_bytes), dim, elem_bytes, add), tiles_per_program);
 }
 
-template <typename T, typename G, int M, int RG, bool kAdd>
+// FP8 per block of 128: one group maximum per (tile row, group) in shared memory, at most
+// kPackedMaxQuantEntries (the largest tile_rows · ceil(D / 128) of any D <= 8192 is 80, at
+// D = 897: 10 rows of 7 groups; packed_quant_entries below, checked by the launcher and for every
+// D by test_launch_configs).
+inline constexpr int kPackedMaxQuantEntries = 128;
+inline std::int64_t packed_quant_entries(std::int64_t dim, std::size_t elem_bytes) {
+  return std::int64_t{packed_fwd_config(dim, elem_bytes).tile_rows()} * ((dim + kQuantGroup - 1) / kQuantGroup);
+}
+
+template <typename T, typename G, int M, int RG, bool kAdd, bool kQuant = false>
 __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads, 1)
     fwd_packed_kernel(Params p, int group_threads, int groups, int stages) {
   constexpr int kTensors = kAdd ? 2 : 1;
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
+  // FP8: the per-token amax partials (a second barrier per tile: the amax needs r), and per block
+  // of 128 the group maxima as |y|'s bits (integer atomicMax: exact and order-free) and their
+  // reciprocal scales.
+  __shared__ float max_buf[kQuant ? kPackedMaxGroups : 1][RG][kWarp];
+  __shared__ unsigned group_bits[kQuant ? kPackedMaxQuantEntries : 1];
+  __shared__ float group_inv[kQuant ? kPackedMaxQuantEntries : 1];
 
   const PackedThread me(group_threads);
   const int t = me.t, nthreads = me.nthreads, q = me.q, gt = me.gt;
@@ -80,6 +101,15 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   for (int m = 0; m < M; ++m) {
     const int col = gt + m * group_threads;
     w[m] = (weighted && col < D) ? effective_weight(to_float(static_cast<const G*>(p.g)[col]), p.convention) : 1.0f;
+  }
+
+  [[maybe_unused]] const Quant mode = static_cast<Quant>(p.quant);
+  [[maybe_unused]] float inv_static = 0.0f;
+  if constexpr (kQuant) {
+    if (mode == Quant::static_scale) inv_static = __fdiv_rn(1.0f, *p.scale);
+    // Zero group maxima for the first tile (published by the ring's prologue barrier); each
+    // tile's scale pass zeroes the entries it reads.
+    for (int e = t; e < kPackedMaxQuantEntries; e += nthreads) group_bits[e] = 0u;
   }
 
   // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
@@ -132,21 +162,110 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 
     issue_next();  // into tile i − 1's stage
 
+    if constexpr (!kQuant) {
 #pragma unroll
-    for (int k = 0; k < RG; ++k) {
-      const int row = q * RG + k;
-      if (row >= nrows) continue;
-      const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
-      if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
-      std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + gt);
-      if (llama) {
+      for (int k = 0; k < RG; ++k) {
+        const int row = q * RG + k;
+        if (row >= nrows) continue;
+        const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
+        if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
+        std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + gt);
+        if (llama) {
 #pragma unroll
-        for (int m = 0; m < M; ++m, ya += step_bytes)
-          if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
+          for (int m = 0; m < M; ++m, ya += step_bytes)
+            if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
+        } else {
+#pragma unroll
+          for (int m = 0; m < M; ++m, ya += step_bytes)
+            if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
+        }
+      }
+    } else {
+      // FP8 outputs: y (fp32, in h's registers), its scale, then q = RN_fp8_sat(y / s) stored
+      // byte by byte (a warp's store covers 32 consecutive bytes). The barriers below are taken
+      // by every thread (rows past the tile contribute nothing), the mode is uniform.
+      unsigned bits[RG];
+#pragma unroll
+      for (int k = 0; k < RG; ++k) {
+        const int row = q * RG + k;
+        const int n = row < nrows ? ncols : 0;
+        const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
+        if (gt == 0 && p.rstd != nullptr && row < nrows) p.rstd[row0 + row] = r;
+        bits[k] = 0u;
+        if (llama) {
+#pragma unroll
+          for (int m = 0; m < M; ++m)
+            if (m < n) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama);
+        } else {
+#pragma unroll
+          for (int m = 0; m < M; ++m)
+            if (m < n) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard);
+        }
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+          if (m < n) bits[k] = max(bits[k], abs_bits(h[k][m]));
+      }
+      float inv_row[RG];
+      if (mode == Quant::dynamic_token) {
+        float amax[RG];
+#pragma unroll
+        for (int k = 0; k < RG; ++k) amax[k] = __uint_as_float(bits[k]);
+        groups_allreduce_n<RG>(amax, &max_buf[q][0][0], gt, group_threads, MaxOp{}, 0.0f);
+#pragma unroll
+        for (int k = 0; k < RG; ++k) {
+          const int row = q * RG + k;
+          const float s = scale_of<Mutant::none>(amax[k], p);
+          if (gt == 0 && row < nrows) p.scale[row0 + row] = s;
+          inv_row[k] = __fdiv_rn(1.0f, s);
+        }
       } else {
 #pragma unroll
-        for (int m = 0; m < M; ++m, ya += step_bytes)
-          if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
+        for (int k = 0; k < RG; ++k) inv_row[k] = inv_static;
+      }
+      const int ngroups = static_cast<int>(p.groups);
+      // Per block: a warp's 32 columns m·G + [32w, 32w + 32) lie in one group of 128 (G is a
+      // multiple of 32), group (32w + m·G) / 128. The warp's first column is made opaque here so
+      // that the compiler forms each step's group index where it is used: hoisted out of the tile
+      // loop, the 2·M indices held in registers spilled 20-24 bytes at 96 registers.
+      unsigned wcol = static_cast<unsigned>(gt) & ~static_cast<unsigned>(kWarp - 1);
+      asm volatile("" : "+r"(wcol));
+      auto group_of = [&](int m) { return (wcol + static_cast<unsigned>(m * group_threads)) / static_cast<unsigned>(kQuantGroup); };
+      if (mode == Quant::per_block) {
+        // The warp's maximum first (redux), then one shared atomic per warp and column step.
+        const int lane = gt & (kWarp - 1);
+#pragma unroll
+        for (int k = 0; k < RG; ++k) {
+          const int row = q * RG + k;
+          const int n = row < nrows ? ncols : 0;
+#pragma unroll
+          for (int m = 0; m < M; ++m) {
+            const unsigned b = __reduce_max_sync(kFullMask, m < n ? abs_bits(h[k][m]) : 0u);
+            const bool present = wcol + static_cast<unsigned>(m * group_threads) < static_cast<unsigned>(D);
+            if (lane == 0 && row < nrows && present) atomicMax(&group_bits[row * ngroups + group_of(m)], b);
+          }
+        }
+        __syncthreads();
+        if (t < nrows * ngroups) {  // a tile's entries never outnumber the block's threads (launcher)
+          const float s = scale_of<Mutant::none>(__uint_as_float(group_bits[t]), p);
+          group_bits[t] = 0u;  // for the next tile: its atomics follow its first barrier
+          p.scale[row0 * ngroups + t] = s;
+          group_inv[t] = __fdiv_rn(1.0f, s);
+        }
+        __syncthreads();
+      }
+      unsigned char* const q8 = static_cast<unsigned char*>(p.y);
+#pragma unroll
+      for (int k = 0; k < RG; ++k) {
+        const int row = q * RG + k;
+        if (row >= nrows) continue;
+        std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + gt);
+#pragma unroll
+        for (int m = 0; m < M; ++m, qa += static_cast<std::uint64_t>(group_threads)) {
+          if (m < ncols) {
+            const float inv_s = mode == Quant::per_block ? group_inv[row * ngroups + group_of(m)] : inv_row[k];
+            store_global_at(qa, quantize<Mutant::none>(h[k][m], inv_s, p.fp8_fmt, p.fp8_max));
+          }
+        }
       }
     }
   });

@@ -776,14 +776,16 @@ TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y
 // also the rows one position on (every row at another offset from a 16-byte boundary: a row's
 // bits must not depend on its position). Rows of odd D laid out per `g32_layout` take fp32
 // weights beside 16-bit rows. Returns the runs.
+// With FP8 outputs (`quant`), the scales too, and 2^22 elements a run.
 static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const harness::Layout*>& layouts, bool moved = false,
-                            const harness::Layout* g32_layout = nullptr) {
+                            const harness::Layout* g32_layout = nullptr, Quant quant = Quant::none) {
   int ran = 0;
+  const std::int64_t elements = std::int64_t{1} << (quant == Quant::none ? 23 : 22);
   for (const std::int64_t d : harness::kOddPackedWidths)
     for (const DType t : kTypes)
       for (const bool add : {false, true})
         for (const harness::Layout* layout : layouts) {
-          RowsShape sh{d, std::min<std::int64_t>((std::int64_t{1} << 23) / d, 20000), t, Quant::none, add};
+          RowsShape sh{d, std::min<std::int64_t>(elements / d, 20000), t, quant, add};
           sh.g32 = t != DType::f32 && d % 2 == 1 && layout == g32_layout;
           const oracle::ForwardCase c = require_rows_pass(v, sh, *layout);
           ++ran;
@@ -792,14 +794,20 @@ static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const h
           const auto n = static_cast<std::size_t>(harness::kHeadRows * d);
           const harness::RawForward h = harness::execute_forward(v, harness::first_rows(c, harness::kHeadRows), *layout);
           INFO(v.name << " D=" << d << " x=" << rmsnorm::to_string(t) << " add=" << add << " g32=" << sh.g32
-                      << " layout=" << layout->to_string());
+                      << " quant=" << rmsnorm::to_string(quant) << " layout=" << layout->to_string());
           REQUIRE(a.status.ok());
           REQUIRE(h.status.ok());
           CHECK(a.result.y == b.result.y);
           CHECK(a.result.rstd == b.result.rstd);
+          CHECK(a.result.scale == b.result.scale);
           CHECK(harness::head_matches(h.result.y, a.result.y, n));
           CHECK(harness::head_matches(h.result.rstd, a.result.rstd, static_cast<std::size_t>(harness::kHeadRows)));
           if (add) CHECK(harness::head_matches(h.result.h, a.result.h, n));
+          // Scales a row: one (per token), ceil(D / 128) (per block), none (static).
+          const std::size_t per_row = quant == Quant::dynamic_token ? 1
+                                      : quant == Quant::per_block   ? static_cast<std::size_t>((d + rmsnorm::kQuantGroup - 1) / rmsnorm::kQuantGroup)
+                                                                    : 0;
+          if (per_row > 0) CHECK(harness::head_matches(h.result.scale, a.result.scale, per_row * harness::kHeadRows));
           if (!moved) continue;
           oracle::ForwardCase later = c;  // the same rows one position on
           later.rows -= 1;
@@ -812,6 +820,8 @@ static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const h
             CHECK(std::equal(m.result.y.begin(), m.result.y.end(), a.result.y.begin() + from));
             CHECK(std::equal(m.result.rstd.begin(), m.result.rstd.end(), a.result.rstd.begin() + 1));
             if (add) CHECK(std::equal(m.result.h.begin(), m.result.h.end(), a.result.h.begin() + from));
+            if (per_row > 0)
+              CHECK(std::equal(m.result.scale.begin(), m.result.scale.end(), a.result.scale.begin() + static_cast<std::ptrdiff_t>(per_row)));
           }
         }
   return ran;
@@ -838,6 +848,24 @@ TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exa
   in_place.in_place = true;
   in_place.x_offset = in_place.o_offset = in_place.y_offset = 2;
   CHECK(check_odd_widths(*v, {&shifted, &in_place}) == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
+}
+
+// Its FP8 outputs (session 22): each scale mode, the same widths, types and both ops, every
+// tensor at its own offset (the codes' rows in yet another frame); every row moved one position
+// must keep its codes and scales (the per-token and per-block maxima are order-free).
+TEST_CASE("forward: fwd.packed_rows, FP8 outputs of odd widths, every scale mode, batch invariant", "[gpu]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.packed_rows");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  harness::Layout shifted;
+  shifted.x_offset = 1;
+  shifted.o_offset = 3;
+  shifted.y_offset = 5;
+  shifted.g_offset = 1;
+  for (const Quant quant : {Quant::static_scale, Quant::dynamic_token, Quant::per_block}) {
+    INFO(rmsnorm::to_string(quant));
+    CHECK(check_odd_widths(*v, {&shifted}, /*moved=*/true, nullptr, quant) == 54);  // 9 widths x 3 types x 2 ops
+  }
 }
 
 TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at their edges, repeats, batch invariant", "[gpu]") {

@@ -190,12 +190,20 @@ int main() {
           c.block() > (wide ? kPackedWideMaxThreads : kPackedMaxThreads) || std::int64_t{c.threads} * c.per_thread < d)
         fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
       if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide)) fail(at + ": no instance of its rows a group");
+      // FP8 per block of 128: a tile's (row, group) maxima fit the kernel's table, so can_implement
+      // never declines a width it declares.
+      if (rmsnorm::cuda::fwd::packed_quant_entries(d, elem) > rmsnorm::cuda::fwd::kPackedMaxQuantEntries)
+        fail(at + ": " + std::to_string(rmsnorm::cuda::fwd::packed_quant_entries(d, elem)) + " FP8 group maxima a tile");
       for (const bool add : {false, true})
         for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}}) {
           const int stages = rmsnorm::cuda::fwd::packed_fwd_stages(d, elem, add, tiles);
           const std::size_t smem = static_cast<std::size_t>(stages) * rmsnorm::cuda::fwd::packed_fwd_stage_bytes(c, d, elem, add);
           if (stages < kPackedMinStages || stages > kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
-          if (smem + 2 * kPackedMaxGroups * kPackedRowsPerGroup * 32 * sizeof(float) > kOptinPerBlock)
+          // The static arrays of the FP8 instance: the sums' two buffers and the amax buffer of
+          // kPackedMaxGroups x RG x 32 floats, the group maxima and their reciprocals.
+          const std::size_t static_bytes = 3 * kPackedMaxGroups * kPackedRowsPerGroup * 32 * sizeof(float) +
+                                            2 * rmsnorm::cuda::fwd::kPackedMaxQuantEntries * sizeof(float);
+          if (smem + static_bytes > kOptinPerBlock)
             fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
           ++checked;
         }
