@@ -190,11 +190,12 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead; dispatched for the plain forward of 16-bit rows of D = 1025-4097 from R = 4096 and of wider rows from R = 16384"));
   out.back().preferred_forward = fwd::shifted_preferred;
   out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
-  // Before fwd.realigned_row where it was measured faster (not FP8): the forward of packed rows
-  // from R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097;
-  // fp32 from D = 4097) (fwd::packed_fwd_preferred).
+  // Before fwd.realigned_row where it was measured faster: the forward of packed rows from
+  // R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097; fp32
+  // from D = 4097), the fused add + FP8 from R = 4096 (fp32 from D = 4097), the FP8 forward per
+  // block of 16-bit rows from R = 4096 (fwd::packed_fwd_preferred).
   out.push_back(make<Mutant::none, Path::packed_rows>(
-      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097)"));
+      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097), for the fused add + FP8 from R = 4096 (fp32 from D = 4097), and for the FP8 forward per block of 16-bit rows from R = 4096"));
   out.back().preferred_forward = fwd::packed_fwd_preferred;
   out.back().packed_rows = true;
   // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192

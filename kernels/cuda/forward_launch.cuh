@@ -968,9 +968,23 @@ inline constexpr std::int64_t kPackedFwdWideMinDim16 = 4097;
 inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
 inline constexpr std::int64_t kPackedFwdPlainMinRows = 8192;
 inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
+//
+// FP8 outputs (session 22, call 1, by name against fwd.realigned_row and fwd.element_row, D = 513-
+// 8191, R = 512-32768, two runs; `notes/gpu-2026-12-02-s22/`), this time / the better of the two:
+//   fused add + FP8 per token, bf16 rows: 1.04-1.30 from R = 4096 (32768 x 1025 0.41 of the copy
+//   against 0.31-0.32), 0.82-1.04 at R = 512; fp32 rows: 1.06-1.88 from D = 4097 at R >= 4096,
+//   0.69-1.06 below; per block of 128 (bf16, R = 4096 and 32768, D = 1025-8191): 1.46-1.98;
+//   the plain FP8 forward per token: 0.78-0.98 in bf16 (1.09 at 513 x 32768 only) and 0.54-0.96 in
+//   fp32 (not taken); per block, bf16: 1.39-2.06 (taken for 16-bit rows).
+//   A static scale takes the per-token rules (its kernel is the per-token one less the amax and
+//   its barrier).
 inline bool packed_fwd_preferred(const ForwardArgs& a) {
-  if (a.quant != Quant::none) return false;
   const bool wide16 = size_of(a.x.type) == 2;
+  if (a.quant != Quant::none) {
+    if (a.rows < kPackedFwdMinRows) return false;
+    if (a.o.data != nullptr) return wide16 || a.dim >= kPackedFwdMinDim32;
+    return wide16 && a.quant == Quant::per_block;
+  }
   if (a.o.data == nullptr)
     return a.rows >= kPackedFwdPlainMinRows && (wide16 || a.dim <= kPackedFwdPlainMaxDim32);
   if (wide16) return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdWideMinRows16 && a.dim >= kPackedFwdWideMinDim16);

@@ -23,12 +23,13 @@ std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false,
 
 }  // namespace
 
-TEST_CASE("forward dispatch: FP8 outputs of odd widths go to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
+TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
   const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
   REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
   REQUIRE(realigned->preferred_forward != nullptr);
   CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.realigned_row");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.packed_rows");  // under the fused add: below
   CHECK(pick(DType::bf16, 8192, 1025) == "fwd.shifted_row");                        // the plain forward: below
   CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::bf16, 8191, 1025, /*fp8=*/true) == "fwd.element_row");   // fewer rows
@@ -56,7 +57,6 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::f32, 8192, 4097) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 32768, 4099) == "fwd.element_row");                          // fp32 beyond 4097
   CHECK(pick(DType::bf16, 8191, 1025) == "fwd.shifted_row");                          // fewer rows: fwd.shifted_row (below)
-  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.realigned_row");  // FP8 outputs
   CHECK(pick(DType::bf16, 32768, 8193, false, /*add=*/true) == "fwd.scalar");         // beyond 8192
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
 }
@@ -276,4 +276,37 @@ TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R
   CHECK_FALSE(prefers(DType::bf16, 17, 65536, /*fp8=*/true));
   CHECK_FALSE(prefers(DType::bf16, 1, 16383, /*fp8=*/true));
   CHECK_FALSE(prefers(DType::f32, 1, 65536, /*fp8=*/true));
+}
+
+// FP8 outputs of packed odd widths (session 22): fwd.packed_rows takes the fused add + FP8 from
+// R = 4096 (fp32 rows from D = 4097) in every scale mode, and the plain FP8 forward per block of
+// 16-bit rows from R = 4096; the plain per-token (and static) FP8 forward stays with
+// fwd.realigned_row / fwd.element_row.
+TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_rows under the fused add, and per block", "[host]") {
+  auto pick_q = [](DType x, std::int64_t rows, std::int64_t dim, bool add, rmsnorm::Quant q) {
+    rmsnorm::ForwardArgs a = harness::probe_forward(x, rows, dim, /*fp8=*/true, add);
+    a.quant = q;
+    const rmsnorm::Variant* v = rmsnorm::pick_forward(a, rmsnorm::Memory::device);
+    return v ? v->name : std::string("none");
+  };
+  using rmsnorm::Quant;
+  for (const Quant q : {Quant::dynamic_token, Quant::static_scale, Quant::per_block}) {
+    INFO(rmsnorm::to_string(q));
+    CHECK(pick_q(DType::bf16, 4096, 1025, true, q) == "fwd.packed_rows");
+    CHECK(pick_q(DType::f16, 32768, 8191, true, q) == "fwd.packed_rows");
+    CHECK(pick_q(DType::f32, 4096, 4097, true, q) == "fwd.packed_rows");
+    CHECK(pick_q(DType::f32, 32768, 2049, true, q) != "fwd.packed_rows");  // fp32 rows below 4097
+    CHECK(pick_q(DType::bf16, 4095, 1025, true, q) != "fwd.packed_rows");  // fewer rows
+    CHECK(pick_q(DType::bf16, 32768, 4096, true, q) != "fwd.packed_rows"); // aligned rows: the vector paths
+  }
+  CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::per_block) == "fwd.packed_rows");
+  CHECK(pick_q(DType::f16, 32768, 8191, false, Quant::per_block) == "fwd.packed_rows");
+  CHECK(pick_q(DType::f32, 32768, 8191, false, Quant::per_block) != "fwd.packed_rows");
+  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::dynamic_token) == "fwd.realigned_row");
+  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::static_scale) == "fwd.realigned_row");
+  CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::dynamic_token) == "fwd.element_row");
+  // A strided tensor is not packed: declined whatever the mode.
+  rmsnorm::ForwardArgs strided = harness::probe_forward(DType::bf16, 32768, 1025, true, true);
+  strided.x.stride = 1027;
+  CHECK(std::string(rmsnorm::pick_forward(strided, rmsnorm::Memory::device)->name) != "fwd.packed_rows");
 }
