@@ -154,6 +154,51 @@ __device__ __forceinline__ __nv_bfloat16 load_shared_at<__nv_bfloat16>(std::uint
   asm volatile("ld.shared.b16 %0, [%1];" : "=h"(b) : "r"(addr) : "memory");
   return __ushort_as_bfloat16(b);
 }
+// Predicated forms (fwd.packed_rows' columns past a row's end): the access happens when `on`,
+// else the load gives +0 and the store does nothing. One PTX predicate, where a C++ `if` around
+// the access made nvcc branch around every element (BSSY / BRA / BSYNC and register moves:
+// session 22, SASS of the fused add + FP8 instance).
+template <typename T>
+__device__ __forceinline__ T load_shared_if(bool on, std::uint32_t addr);
+template <>
+__device__ __forceinline__ float load_shared_if<float>(bool on, std::uint32_t addr) {
+  float v;
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; mov.b32 %0, 0; @q ld.shared.f32 %0, [%1]; }"
+               : "=f"(v) : "r"(addr), "r"(static_cast<int>(on)) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned short load_shared_b16_if(bool on, std::uint32_t addr) {
+  unsigned short b;
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; mov.b16 %0, 0; @q ld.shared.b16 %0, [%1]; }"
+               : "=h"(b) : "r"(addr), "r"(static_cast<int>(on)) : "memory");
+  return b;
+}
+template <>
+__device__ __forceinline__ __half load_shared_if<__half>(bool on, std::uint32_t addr) {
+  return __ushort_as_half(load_shared_b16_if(on, addr));
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 load_shared_if<__nv_bfloat16>(bool on, std::uint32_t addr) {
+  return __ushort_as_bfloat16(load_shared_b16_if(on, addr));
+}
+__device__ __forceinline__ void store_global_if(bool on, std::uint64_t addr, float v) {
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q st.global.f32 [%0], %1; }" ::"l"(addr), "f"(v),
+               "r"(static_cast<int>(on)) : "memory");
+}
+__device__ __forceinline__ void store_global_b16_if(bool on, std::uint64_t addr, unsigned short b) {
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q st.global.b16 [%0], %1; }" ::"l"(addr), "h"(b),
+               "r"(static_cast<int>(on)) : "memory");
+}
+__device__ __forceinline__ void store_global_if(bool on, std::uint64_t addr, __half v) {
+  store_global_b16_if(on, addr, __half_as_ushort(v));
+}
+__device__ __forceinline__ void store_global_if(bool on, std::uint64_t addr, __nv_bfloat16 v) {
+  store_global_b16_if(on, addr, __bfloat16_as_ushort(v));
+}
+__device__ __forceinline__ void store_global_if(bool on, std::uint64_t addr, unsigned char v) {  // an FP8 code
+  asm volatile("{ .reg .pred q; setp.ne.b32 q, %2, 0; @q st.global.u8 [%0], %1; }" ::"l"(addr),
+               "r"(static_cast<unsigned>(v)), "r"(static_cast<int>(on)) : "memory");
+}
 template <typename T>
 __device__ __forceinline__ std::uint32_t shared_address(const T* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));

@@ -140,18 +140,19 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       SumSquares<T, Mutant::none> sq;
 #pragma unroll
       for (int m = 0; m < M; ++m) {
-        // h of an absent column (m ≥ n) is left unset: nothing below reads it.
-        if (m < n) {
-          float v = to_float(load_shared_at<T>(xa));
-          if constexpr (kAdd) {
-            v = round_through<T>(v + to_float(load_shared_at<T>(oa)));
-            store_global_at(ha, from_float<T>(v));  // the residual stream
-            oa += static_cast<std::uint32_t>(step_bytes);
-            ha += step_bytes;
-          }
-          h[k][m] = v;
-          sq.add(v);
+        // An absent column (m ≥ n) is loaded as +0 (predicated off) and not stored: its square
+        // adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
+        const bool on = m < n;
+        float v = to_float(load_shared_if<T>(on, xa));
+        if constexpr (kAdd) {
+          const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa)));
+          v = to_float(hb);
+          store_global_if(on, ha, hb);  // the residual stream
+          oa += static_cast<std::uint32_t>(step_bytes);
+          ha += step_bytes;
         }
+        h[k][m] = v;
+        sq.add(v);
         xa += static_cast<std::uint32_t>(step_bytes);
       }
       ss[k] = sq.acc;
@@ -173,11 +174,11 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         if (llama) {
 #pragma unroll
           for (int m = 0; m < M; ++m, ya += step_bytes)
-            if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
+            store_global_if(m < ncols, ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
         } else {
 #pragma unroll
           for (int m = 0; m < M; ++m, ya += step_bytes)
-            if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
+            store_global_if(m < ncols, ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
         }
       }
     } else {
@@ -194,16 +195,14 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         bits[k] = 0u;
         if (llama) {
 #pragma unroll
-          for (int m = 0; m < M; ++m)
-            if (m < n) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama);
+          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama);
         } else {
 #pragma unroll
-          for (int m = 0; m < M; ++m)
-            if (m < n) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard);
+          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard);
         }
+        // Absent columns kept out of the maximum (their y is 0·r·1, NaN where r = inf).
 #pragma unroll
-        for (int m = 0; m < M; ++m)
-          if (m < n) bits[k] = max(bits[k], abs_bits(h[k][m]));
+        for (int m = 0; m < M; ++m) bits[k] = m < n ? max(bits[k], abs_bits(h[k][m])) : bits[k];
       }
       float inv_row[RG];
       if (mode == Quant::dynamic_token) {
@@ -253,19 +252,23 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         }
         __syncthreads();
       }
+      // The codes, each row's columns with the reciprocal scale inv_of(k, row, m).
       unsigned char* const q8 = static_cast<unsigned char*>(p.y);
+      auto store_codes = [&](auto&& inv_of) {
 #pragma unroll
-      for (int k = 0; k < RG; ++k) {
-        const int row = q * RG + k;
-        if (row >= nrows) continue;
-        std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + gt);
+        for (int k = 0; k < RG; ++k) {
+          const int row = q * RG + k;
+          if (row >= nrows) continue;
+          std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + gt);
 #pragma unroll
-        for (int m = 0; m < M; ++m, qa += static_cast<std::uint64_t>(group_threads)) {
-          if (m < ncols) {
-            const float inv_s = mode == Quant::per_block ? group_inv[row * ngroups + group_of(m)] : inv_row[k];
-            store_global_at(qa, quantize<Mutant::none>(h[k][m], inv_s, p.fp8_fmt, p.fp8_max));
-          }
+          for (int m = 0; m < M; ++m, qa += static_cast<std::uint64_t>(group_threads))
+            store_global_if(m < ncols, qa, quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max));
         }
+      };
+      if (mode == Quant::per_block) {
+        store_codes([&](int, int row, int m) { return group_inv[row * ngroups + group_of(m)]; });
+      } else {
+        store_codes([&](int k, int, int) { return inv_row[k]; });
       }
     }
   });
