@@ -177,14 +177,14 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         std::uint32_t da = shared_address(dys + row * D + gt);
 #pragma unroll
         for (int m = 0; m < M; ++m, xa += step_shared, da += step_shared) {
-          // Predicated loads (+0 past the row) and selects: no branch per element (as
-          // fwd.packed_rows, session 22); the same arithmetic for every present column.
-          const bool on = m < n;
-          const float xv = to_float(load_shared_if<T>(on, xa));
-          const float dv = to_float(load_shared_if<T>(on, da));
-          xh[k][m] = on ? xv * r[k] : 0.0f;
-          if constexpr (kHoldDy) dyv[k][m] = dv;
-          sum[k] = on ? fmaf(dv * w[m], xh[k][m], sum[k]) : sum[k];
+          xh[k][m] = 0.0f;
+          if constexpr (kHoldDy) dyv[k][m] = 0.0f;
+          if (m < n) {
+            xh[k][m] = to_float(load_shared_at<T>(xa)) * r[k];
+            const float dv = to_float(load_shared_at<T>(da));
+            if constexpr (kHoldDy) dyv[k][m] = dv;
+            sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+          }
         }
       } else {
 #pragma unroll
@@ -228,16 +228,16 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           if constexpr (kHoldDy) {
             dv = dyv[k][m];
           } else {
-            dv = to_float(load_shared_if<T>(in_row, da));
+            if (in_row) dv = to_float(load_shared_at<T>(da));
             da += step_shared;
           }
           float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
           if constexpr (kResidual) {
-            out += to_float(load_shared_if<T>(in_row, ra));
+            if (in_row) out += to_float(load_shared_at<T>(ra));
             ra += step_shared;
           }
           acc[m] = fmaf(dv, xh[k][m], acc[m]);
-          store_global_if(in_row, dxa, from_float<T>(out));
+          if (in_row) store_global_at(dxa, from_float<T>(out));
         }
       } else {
         T* const dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;
