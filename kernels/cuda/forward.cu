@@ -192,10 +192,10 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   // Before fwd.realigned_row where it was measured faster: the forward of packed rows from
   // R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097; fp32
-  // from D = 4097), the fused add + FP8 from R = 4096 (fp32 from D = 4097), the FP8 forward per
-  // block of 16-bit rows from R = 4096 (fwd::packed_fwd_preferred).
+  // from D = 4097), the fused add + FP8 from R = 4096 (from 1024 at D >= 1025; fp32 from D = 4097
+  // and R = 1024), the FP8 forward per block of 16-bit rows from R = 4096 (fwd::packed_fwd_preferred).
   out.push_back(make<Mutant::none, Path::packed_rows>(
-      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097), for the fused add + FP8 from R = 4096 (fp32 from D = 4097), and for the FP8 forward per block of 16-bit rows from R = 4096"));
+      "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097), for the fused add + FP8 from R = 4096 (from R = 1024 at D >= 1025; fp32 from D = 4097 and R = 1024), and for the FP8 forward per block of 16-bit rows from R = 4096"));
   out.back().preferred_forward = fwd::packed_fwd_preferred;
   out.back().packed_rows = true;
   // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192

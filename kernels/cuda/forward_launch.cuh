@@ -977,13 +977,20 @@ inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
 //   the plain FP8 forward per token: 0.78-0.98 in bf16 (1.09 at 513 x 32768 only) and 0.54-0.96 in
 //   fp32 (not taken); per block, bf16: 1.39-2.06 (taken for 16-bit rows).
 //   A static scale takes the per-token rules (its kernel is the per-token one less the amax and
-//   its barrier).
+//   its barrier; call 2, static by name: the fused add + FP8 1.22-1.40, the FP8 forward 0.83-1.00).
+// Session 22, call 5 (the final, predicated form; one run, per token): the fused add + FP8 at
+// R = 1024 and 2048 leads in bf16 from D = 1025 (1.02-1.23x; 0.88-0.91x at 513) and in fp32 from
+// D = 4097 (1.06-1.42x; 2049 and below 0.84-0.96x, but 1025 x 2048 1.04x), so from R = 1024 there.
+inline constexpr std::int64_t kPackedFwdQuantMidRows = 1024;
+inline constexpr std::int64_t kPackedFwdQuantMidMinDim16 = 1025;
 inline bool packed_fwd_preferred(const ForwardArgs& a) {
   const bool wide16 = size_of(a.x.type) == 2;
   if (a.quant != Quant::none) {
-    if (a.rows < kPackedFwdMinRows) return false;
-    if (a.o.data != nullptr) return wide16 || a.dim >= kPackedFwdMinDim32;
-    return wide16 && a.quant == Quant::per_block;
+    if (a.o.data != nullptr) {
+      if (!wide16) return a.rows >= kPackedFwdQuantMidRows && a.dim >= kPackedFwdMinDim32;
+      return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdQuantMidRows && a.dim >= kPackedFwdQuantMidMinDim16);
+    }
+    return wide16 && a.quant == Quant::per_block && a.rows >= kPackedFwdMinRows;
   }
   if (a.o.data == nullptr)
     return a.rows >= kPackedFwdPlainMinRows && (wide16 || a.dim <= kPackedFwdPlainMaxDim32);

@@ -279,7 +279,8 @@ TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R
 }
 
 // FP8 outputs of packed odd widths (session 22): fwd.packed_rows takes the fused add + FP8 from
-// R = 4096 (fp32 rows from D = 4097) in every scale mode, and the plain FP8 forward per block of
+// R = 4096 (from R = 1024 at D >= 1025; fp32 rows from D = 4097 and R = 1024) in every scale mode,
+// and the plain FP8 forward per block of
 // 16-bit rows from R = 4096; the plain per-token (and static) FP8 forward stays with
 // fwd.realigned_row / fwd.element_row.
 TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_rows under the fused add, and per block", "[host]") {
@@ -296,7 +297,11 @@ TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_r
     CHECK(pick_q(DType::f16, 32768, 8191, true, q) == "fwd.packed_rows");
     CHECK(pick_q(DType::f32, 4096, 4097, true, q) == "fwd.packed_rows");
     CHECK(pick_q(DType::f32, 32768, 2049, true, q) != "fwd.packed_rows");  // fp32 rows below 4097
-    CHECK(pick_q(DType::bf16, 4095, 1025, true, q) != "fwd.packed_rows");  // fewer rows
+    CHECK(pick_q(DType::bf16, 1024, 1025, true, q) == "fwd.packed_rows");  // from R = 1024 at D >= 1025
+    CHECK(pick_q(DType::f32, 1024, 8191, true, q) == "fwd.packed_rows");
+    CHECK(pick_q(DType::bf16, 2048, 513, true, q) != "fwd.packed_rows");   // narrower rows: from R = 4096
+    CHECK(pick_q(DType::bf16, 4096, 513, true, q) == "fwd.packed_rows");
+    CHECK(pick_q(DType::bf16, 1023, 1025, true, q) != "fwd.packed_rows");  // fewer rows
     CHECK(pick_q(DType::bf16, 32768, 4096, true, q) != "fwd.packed_rows"); // aligned rows: the vector paths
   }
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::per_block) == "fwd.packed_rows");
