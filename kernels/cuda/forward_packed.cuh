@@ -269,7 +269,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           }
         }
         __syncthreads();
-        if (t < nrows * ngroups) {  // a tile's entries never outnumber the block's threads (launcher)
+        if (t < nrows * ngroups) {  // a tile's entries never outnumber the block's threads (test_launch_configs, every D)
           const float s = scale_of<Mutant::none>(__uint_as_float(group_bits[t]), p);
           group_bits[t] = 0u;  // for the next tile: its atomics follow its first barrier
           p.scale[row0 * ngroups + t] = s;

@@ -192,7 +192,9 @@ int main() {
       if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide)) fail(at + ": no instance of its rows a group");
       // FP8 per block of 128: a tile's (row, group) maxima fit the kernel's table, so can_implement
       // never declines a width it declares.
-      if (rmsnorm::cuda::fwd::packed_quant_entries(d, elem) > rmsnorm::cuda::fwd::kPackedMaxQuantEntries)
+      // Its scale pass gives each entry one thread: the entries never outnumber the block.
+      if (rmsnorm::cuda::fwd::packed_quant_entries(d, elem) > rmsnorm::cuda::fwd::kPackedMaxQuantEntries ||
+          rmsnorm::cuda::fwd::packed_quant_entries(d, elem) > c.block())
         fail(at + ": " + std::to_string(rmsnorm::cuda::fwd::packed_quant_entries(d, elem)) + " FP8 group maxima a tile");
       for (const bool add : {false, true})
         for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{3}, std::int64_t{1000}}) {
