@@ -152,22 +152,21 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
             h[k][m] = v;
             sq.add(v);
           }
-          xa += static_cast<std::uint32_t>(step_bytes);
-          continue;
+        } else {
+          // An absent column (m ≥ n) is loaded as +0 (predicated off) and not stored: its square
+          // adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
+          const bool on = m < n;
+          float v = to_float(load_shared_if<T>(on, xa));
+          if constexpr (kAdd) {
+            const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa)));
+            v = to_float(hb);
+            store_global_if(on, ha, hb);  // the residual stream
+            oa += static_cast<std::uint32_t>(step_bytes);
+            ha += step_bytes;
+          }
+          h[k][m] = v;
+          sq.add(v);
         }
-        // kPredicated: an absent column (m ≥ n) is loaded as +0 (predicated off) and not stored:
-        // its square adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
-        const bool on = m < n;
-        float v = to_float(load_shared_if<T>(on, xa));
-        if constexpr (kAdd) {
-          const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa)));
-          v = to_float(hb);
-          store_global_if(on, ha, hb);  // the residual stream
-          oa += static_cast<std::uint32_t>(step_bytes);
-          ha += step_bytes;
-        }
-        h[k][m] = v;
-        sq.add(v);
         xa += static_cast<std::uint32_t>(step_bytes);
       }
       ss[k] = sq.acc;
@@ -186,24 +185,23 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
         if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
         std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + gt);
-        if (!kPredicated) {
-          if (llama) {
-#pragma unroll
-            for (int m = 0; m < M; ++m, ya += step_bytes)
-              if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
-          } else {
-#pragma unroll
-            for (int m = 0; m < M; ++m, ya += step_bytes)
-              if (m < ncols) store_global_at(ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
+        // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
+        // inside it: the plain forward's SASS of session 22's call 2).
+        auto put_y = [&](int m, auto&& y_at) {
+          if constexpr (kPredicated) {
+            store_global_if(m < ncols, ya, from_float<T>(y_at()));
+          } else if (m < ncols) {
+            store_global_at(ya, from_float<T>(y_at()));
           }
-        } else if (llama) {
+        };
+        if (llama) {
 #pragma unroll
           for (int m = 0; m < M; ++m, ya += step_bytes)
-            store_global_if(m < ncols, ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama)));
+            put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
         } else {
 #pragma unroll
           for (int m = 0; m < M; ++m, ya += step_bytes)
-            store_global_if(m < ncols, ya, from_float<T>(y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard)));
+            put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
         }
       }
     } else {
