@@ -9,7 +9,11 @@ With --pair BEFORE2.csv AFTER2.csv (a second alternating pair of the same A/B) o
 that moved past --min-delta the same way in both pairs are printed, with both changes and their
 mean: what a change did, apart from one run's noise.
 
-Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP]"""
+With --summary, one line per (op, dtype): over its shapes, the min / median / max of the score
+after over the score before (each pair's own, with --pair), and how many shapes ran faster in
+every pair: a by-name A/B of one variant in a few lines.
+
+Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP] [--summary]"""
 import argparse
 import csv
 import sys
@@ -77,6 +81,32 @@ def agreed(a):
     return 0
 
 
+def summary(a):
+    """Per (op, dtype): min / median / max of after / before over the shapes of each pair."""
+    pairs = [(load(a.before), load(a.after))]
+    if a.pair:
+        pairs.append((load(a.pair[0]), load(a.pair[1])))
+    keys = set.intersection(*[set(b) & set(n) for b, n in pairs])
+    groups = {}
+    for key in sorted(keys):
+        if a.op and key[0] != a.op:
+            continue
+        ratios = []
+        for b, n in pairs:
+            _, _, sb, sn, _, _ = change(b[key], n[key])
+            ratios.append(sn / sb if sb > 0 else 0.0)
+        groups.setdefault(key[:2], []).append(ratios)
+    print(f"{'op':18s} {'dtype':5s} shapes  after/before per pair: min / median / max   faster in every pair")
+    for (op, dt), rs in sorted(groups.items()):
+        cols = []
+        for k in range(len(pairs)):
+            v = sorted(r[k] for r in rs)
+            cols.append(f"{v[0]:.3f} / {v[len(v) // 2]:.3f} / {v[-1]:.3f}")
+        faster = sum(all(x > 1.0 for x in r) for r in rs)
+        print(f"{op:18s} {dt:5s} {len(rs):6d}  {'   '.join(cols)}   {faster}/{len(rs)}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
@@ -84,7 +114,10 @@ def main():
     ap.add_argument("--min-delta", type=float, default=0.03)
     ap.add_argument("--op", default=None)
     ap.add_argument("--pair", nargs=2, metavar=("BEFORE2", "AFTER2"), default=None)
+    ap.add_argument("--summary", action="store_true")
     a = ap.parse_args()
+    if a.summary:
+        return summary(a)
     if a.pair:
         return agreed(a)
     before, after = load(a.before), load(a.after)
