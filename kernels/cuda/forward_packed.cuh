@@ -18,9 +18,16 @@
 // written; in place (y = x, or y = o under the fused add, the residual over x) the tile was
 // copied to shared memory before any of its outputs is written.
 //
-// Order: Σh² chained per thread in column order (ceil(D / G) terms, from +0), then the group
-// butterfly (5 + ceil_log2(G / 32) levels): packed_row_shape(D). The maths of every forward
-// (forward_kernels.cuh: rstd_of, y_of, effective_weight).
+// Columns: warp w of a group owns the row's columns [w·32M, (w + 1)·32M), lane l of it the
+// columns w·32M + l + 32m (m < M). A warp's access is 32 consecutive elements, and a thread's
+// elements lie 32 apart, a compile-time distance: every access is the row's base address plus an
+// immediate offset. (Until session 23 thread gt of a group took gt + m·G, G a run-time value: each
+// element's shared and global addresses were stepped by it, 64-bit for the global ones, and ncu
+// counted about 57 instructions per element at 32768 x 1025, 60 % of them integer arithmetic.)
+//
+// Order: Σh² chained per thread in column order (at most min(M, ceil(D / 32)) terms, from +0),
+// then the group butterfly (5 + ceil_log2(G / 32) levels): packed_fwd_row_shape(D). The maths of
+// every forward (forward_kernels.cuh: rstd_of, y_of, effective_weight).
 //
 // FP8 outputs (kQuant; session 22: odd D had only fwd.realigned_row's one row per block, 0.32 of
 // the copy for add + FP8 at 32768 x 1025 bf16): y stays fp32 in h's registers; the scale is the
@@ -45,6 +52,29 @@ inline std::size_t packed_fwd_stage_bytes(const PackedConfig& c, std::int64_t di
 }
 inline int packed_fwd_stages(std::int64_t dim, std::size_t elem_bytes, bool add, std::int64_t tiles_per_program = 0) {
   return packed_ring_stages(packed_fwd_stage_bytes(packed_fwd_config(dim, elem_bytes), dim, elem_bytes, add), tiles_per_program);
+}
+
+// The column layout above: thread gt of a group (M columns a thread) takes c0 + 32m for
+// m < ncols. One definition for the kernel and for test_launch_configs, which checks for every D
+// that the group's threads cover the row's columns once each and that packed_fwd_row_shape
+// bounds every thread's chain.
+__host__ __device__ __forceinline__ int packed_fwd_first_col(int gt, int per_thread) {
+  return (gt / kWarp) * (kWarp * per_thread) + gt % kWarp;
+}
+__host__ __device__ __forceinline__ int packed_fwd_cols(int c0, int dim, int per_thread) {
+  const int n = c0 < dim ? (dim - c0 + kWarp - 1) / kWarp : 0;
+  return n < per_thread ? n : per_thread;
+}
+
+// A row's accumulation shape (the column layout above): the first lanes of a full warp chain M
+// terms, a row of D <= 32M has one warp whose lanes chain at most ceil(D / 32); then the group
+// butterfly. G and M depend on D alone (test_launch_configs checks it for every D).
+inline AccumShape packed_fwd_row_shape(std::int64_t dim) {
+  const PackedConfig c = packed_fwd_config(dim, 2);
+  AccumShape s;
+  s.per_thread = std::min<std::int64_t>(c.per_thread, (dim + kWarp - 1) / kWarp);
+  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
+  return s;
 }
 
 // FP8 per block of 128: one group maximum per (tile row, group) in shared memory, at most
@@ -99,12 +129,18 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     commit_copies();
   };
 
+  // This thread's columns: c0 + 32m for m < ncols (the layout above; ncols = 0 past the row).
+  const int c0 = packed_fwd_first_col(gt, M);
+  const int ncols = packed_fwd_cols(c0, D, M);
+  // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
+  constexpr std::uint32_t kStep = kWarp * sizeof(T);
+
   // The effective weights of this thread's columns, once.
   const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
   float w[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) {
-    const int col = gt + m * group_threads;
+    const int col = c0 + m * kWarp;
     w[m] = (weighted && col < D) ? effective_weight(to_float(static_cast<const G*>(p.g)[col]), p.convention) : 1.0f;
   }
 
@@ -117,13 +153,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     for (int e = t; e < kPackedMaxQuantEntries; e += nthreads) group_bits[e] = 0u;
   }
 
-  // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
-  const int ncols = min(M, (D - gt + group_threads - 1) / group_threads);
   // The convention's one branch per row instead of one per element (y_of: llama rounds h·r).
   constexpr int kLlama = static_cast<int>(Convention::llama), kStandard = static_cast<int>(Convention::standard);
   const bool llama = p.convention == kLlama;
-  // Bytes between a thread's consecutive elements of a row.
-  const std::uint64_t step_bytes = static_cast<std::uint64_t>(group_threads) * sizeof(T);
 
   int parity = 0;
   PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
@@ -137,18 +169,17 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
       const int n = row < nrows ? ncols : 0;
-      // This thread's elements of the row, m·G apart: pointers (and global addresses) stepped
-      // by G (the compiler otherwise forms each element's address from the parameters anew).
-      std::uint32_t xa = shared_address(xs + row * D + gt);
-      [[maybe_unused]] std::uint32_t oa = kAdd ? shared_address(os + row * D + gt) : 0u;
-      [[maybe_unused]] std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + gt) : 0;
+      // This thread's elements of the row: its first one's address plus m·kStep.
+      const std::uint32_t xa = shared_address(xs + row * D + c0);
+      [[maybe_unused]] const std::uint32_t oa = kAdd ? shared_address(os + row * D + c0) : 0u;
+      [[maybe_unused]] const std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
       SumSquares<T, Mutant::none> sq;
 #pragma unroll
       for (int m = 0; m < M; ++m) {
         if constexpr (!kPredicated) {
           // h of an absent column (m ≥ n) is left unset: nothing below reads it.
           if (m < n) {
-            const float v = to_float(load_shared_at<T>(xa));
+            const float v = to_float(load_shared_at<T>(xa + m * kStep));
             h[k][m] = v;
             sq.add(v);
           }
@@ -156,18 +187,15 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           // An absent column (m ≥ n) is loaded as +0 (predicated off) and not stored: its square
           // adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
           const bool on = m < n;
-          float v = to_float(load_shared_if<T>(on, xa));
+          float v = to_float(load_shared_if<T>(on, xa + m * kStep));
           if constexpr (kAdd) {
-            const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa)));
+            const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa + m * kStep)));
             v = to_float(hb);
-            store_global_if(on, ha, hb);  // the residual stream
-            oa += static_cast<std::uint32_t>(step_bytes);
-            ha += step_bytes;
+            store_global_if(on, ha + m * kStep, hb);  // the residual stream
           }
           h[k][m] = v;
           sq.add(v);
         }
-        xa += static_cast<std::uint32_t>(step_bytes);
       }
       ss[k] = sq.acc;
     }
@@ -184,24 +212,22 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         if (row >= nrows) continue;
         const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
         if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
-        std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + gt);
+        const std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + c0);
         // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
         // inside it: the plain forward's SASS of session 22's call 2).
         auto put_y = [&](int m, auto&& y_at) {
           if constexpr (kPredicated) {
-            store_global_if(m < ncols, ya, from_float<T>(y_at()));
+            store_global_if(m < ncols, ya + m * kStep, from_float<T>(y_at()));
           } else if (m < ncols) {
-            store_global_at(ya, from_float<T>(y_at()));
+            store_global_at(ya + m * kStep, from_float<T>(y_at()));
           }
         };
         if (llama) {
 #pragma unroll
-          for (int m = 0; m < M; ++m, ya += step_bytes)
-            put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
+          for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
         } else {
 #pragma unroll
-          for (int m = 0; m < M; ++m, ya += step_bytes)
-            put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
+          for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
         }
       }
     } else {
@@ -245,13 +271,14 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         for (int k = 0; k < RG; ++k) inv_row[k] = inv_static;
       }
       const int ngroups = static_cast<int>(p.groups);
-      // Per block: a warp's 32 columns m·G + [32w, 32w + 32) lie in one group of 128 (G is a
-      // multiple of 32), group (32w + m·G) / 128. The warp's first column is made opaque here so
-      // that the compiler forms each step's group index where it is used: hoisted out of the tile
-      // loop, the 2·M indices held in registers spilled 20-24 bytes at 96 registers.
-      unsigned wcol = static_cast<unsigned>(gt) & ~static_cast<unsigned>(kWarp - 1);
+      // Per block: a warp's 32 columns wcol + 32m + [0, 32) lie in one group of 128 (wcol, the
+      // warp's first column, is a multiple of 32), group (wcol + 32m) / 128. wcol is made opaque
+      // here so that the compiler forms each step's group index where it is used: hoisted out of
+      // the tile loop, the 2·M indices held in registers spilled 20-24 bytes at 96 registers
+      // (session 22, the run-time column step).
+      unsigned wcol = static_cast<unsigned>(c0) & ~static_cast<unsigned>(kWarp - 1);
       asm volatile("" : "+r"(wcol));
-      auto group_of = [&](int m) { return (wcol + static_cast<unsigned>(m * group_threads)) / static_cast<unsigned>(kQuantGroup); };
+      auto group_of = [&](int m) { return (wcol + static_cast<unsigned>(m * kWarp)) / static_cast<unsigned>(kQuantGroup); };
       if (mode == Quant::per_block) {
         // The warp's maximum first (redux), then one shared atomic per warp and column step.
         const int lane = gt & (kWarp - 1);
@@ -262,7 +289,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 #pragma unroll
           for (int m = 0; m < M; ++m) {
             const unsigned b = __reduce_max_sync(kFullMask, m < n ? abs_bits(h[k][m]) : 0u);
-            const bool present = wcol + static_cast<unsigned>(m * group_threads) < static_cast<unsigned>(D);
+            const bool present = wcol + static_cast<unsigned>(m * kWarp) < static_cast<unsigned>(D);
             if (lane == 0 && row < nrows && present) atomicMax(&group_bits[row * ngroups + group_of(m)], b);
           }
         }
@@ -282,10 +309,10 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         for (int k = 0; k < RG; ++k) {
           const int row = q * RG + k;
           if (row >= nrows) continue;
-          std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + gt);
+          const std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + c0);
 #pragma unroll
-          for (int m = 0; m < M; ++m, qa += static_cast<std::uint64_t>(group_threads))
-            store_global_if(m < ncols, qa, quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max));
+          for (int m = 0; m < M; ++m)
+            store_global_if(m < ncols, qa + m * kWarp, quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max));
         }
       };
       if (mode == Quant::per_block) {

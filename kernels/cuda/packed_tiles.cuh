@@ -4,8 +4,9 @@
 // fwd.packed_rows (forward_packed.cuh).
 //
 // Mapping: a block is GR groups of G threads, a tile GR·RG consecutive rows, group q taking rows
-// q·RG .. q·RG + RG − 1 of it; thread gt of a group owns the columns gt + m·G (m < M). G and M are
-// functions of D alone (so is a row's accumulation shape: a thread chains ceil(D / G) terms in
+// q·RG .. q·RG + RG − 1 of it, each thread of a group up to M columns of a row (which ones: the
+// backward takes gt + m·G, the forward warp-wide chunks; each file says, with its row shape). G
+// and M are functions of D alone (so is a row's accumulation shape: a thread's terms chained in
 // column order, then the group butterfly of 5 + ceil_log2(G / 32) levels); GR and RG depend on D,
 // the element size and the tensors a tile holds (they only decide which rows a group takes).
 #pragma once
@@ -57,7 +58,8 @@ inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes,
   c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.threads)));
   return c;
 }
-// A row's reduction: ceil(D / G) terms per thread, then the group butterfly.
+// A row's reduction in bwd.packed_rows (gt + m·G): ceil(D / G) terms per thread, then the group
+// butterfly. fwd.packed_rows declares its own (packed_fwd_row_shape).
 inline AccumShape packed_row_shape(std::int64_t dim) {
   const PackedConfig c = packed_tile_config(dim, 2, 1);  // G depends on D only
   AccumShape s;
