@@ -33,10 +33,11 @@
 // consecutive rows, group q taking its rows q·RG .. q·RG + RG − 1 (RG rows per group per tile,
 // so that a thread's work per tile — its copies, the wait, the barrier — is spread over RG·M
 // elements; session 9's first form, RG = 1 with the dx through shared memory, spent about 500 of
-// its 770 instructions per thread and tile there: 3.8 warp instructions per element, ncu). Thread
-// gt of a group owns the columns gt + m·G (m < M = ceil(D / G)); its columns never change, so it
-// holds their weights and its dg sums in registers. s is chained per thread in column order
-// (ceil(D / G) terms), then the group butterfly (5 + ceil_log2(G / 32) levels); c = s / D;
+// its 770 instructions per thread and tile there: 3.8 warp instructions per element, ncu). A
+// thread of a group owns up to M columns 32 apart (packed_tiles.cuh: warp-wide chunks); its
+// columns never change, so it holds their weights and its dg sums in registers. s is chained per
+// thread in column order (packed_row_shape), then the group butterfly (5 + ceil_log2(G / 32)
+// levels); c = s / D;
 // dx_j = r·(ĝ_j − x̂_j c) [+ dres_j]: the maths of backward_kernels.cuh. dg: group q chains its
 // rows in row order, the GR groups are added in group order at the end (GR − 1 adds), stage 2 as
 // everywhere. All of it depends on D, R and the SM count only: batch invariant (a row's dx does
@@ -103,10 +104,10 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // there spilled 84 bytes beside the stepped addresses, at the 96 registers of a 640-thread
   // bound; re-reading it in the wide fused-add instance (its old, unstepped form) spilled 112.
   constexpr bool kHoldDy = RG * M <= 16 && (M <= kPackedPerThread || kResidual);
-  // dx addresses from a pointer stepped by G and the per-element arithmetic unconditional with
-  // only the store predicated (fewer instructions per element); the wide instance with the fused
-  // add keeps a branch per element and forms each address from the row's offset: the stepped
-  // form's registers spill there (100 bytes, at the 96 registers of its bound).
+  // The per-element arithmetic unconditional with only the store predicated (fewer instructions
+  // per element); the wide instance with the fused add keeps a branch per element: the
+  // unconditional form's registers spilled there (100 bytes, at the 96 registers of its bound,
+  // with the addresses stepped by a run-time G before session 23).
   constexpr bool kStepped = !(kResidual && M > kPackedPerThread);
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
@@ -139,22 +140,22 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     commit_copies();
   };
 
+  // This thread's columns: c0 + 32m for m < ncols (packed_tiles.cuh; ncols = 0 past the row).
+  const int c0 = packed_first_col(gt, M);
+  const int ncols = packed_cols(c0, D, M);
+  // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
+  constexpr std::uint32_t kStep = kWarp * sizeof(T);
+
   // The weights of this thread's columns, once; its dg sums.
   float w[M], acc[M];
 #pragma unroll
   for (int m = 0; m < M; ++m) {
-    const int col = gt + m * group_threads;
+    const int col = c0 + m * kWarp;
     w[m] = 0.0f;
     if (col < D) w[m] = p.weight == WeightMode::none ? 1.0f : weight_value(to_float(p.g[col]), p.weight);
     acc[m] = -0.0f;  // -0 is the exact identity of +
   }
 
-  // Columns of this thread: gt + m·G for m < ncols (ceil((D − gt) / G), at most M).
-  // (The wide instance with the fused add tests col < D instead: one register fewer.)
-  const int ncols = kStepped ? min(M, (D - gt + group_threads - 1) / group_threads) : 0;
-  // Bytes between a thread's consecutive elements of a row, in shared and global memory.
-  [[maybe_unused]] const std::uint32_t step_shared = static_cast<std::uint32_t>(group_threads * sizeof(T));
-  [[maybe_unused]] const std::uint64_t step_global = step_shared;
 
   int parity = 0;
   PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
@@ -167,21 +168,20 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 #pragma unroll
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
-      [[maybe_unused]] const int n = kStepped && row < nrows ? ncols : 0;
+      [[maybe_unused]] const int n = row < nrows ? ncols : 0;
       r[k] = row < nrows ? rstd_buf(s)[row] : 0.0f;
       sum[k] = -0.0f;
       if constexpr (kStepped) {
-        // This thread's elements of the row, m·G apart: shared and global addresses stepped by
-        // G·size (through pointers nvcc forms each element's address from the parameters anew).
-        std::uint32_t xa = shared_address(xs + row * D + gt);
-        std::uint32_t da = shared_address(dys + row * D + gt);
+        // This thread's elements of the row: its first one's address plus m·kStep.
+        const std::uint32_t xa = shared_address(xs + row * D + c0);
+        const std::uint32_t da = shared_address(dys + row * D + c0);
 #pragma unroll
-        for (int m = 0; m < M; ++m, xa += step_shared, da += step_shared) {
+        for (int m = 0; m < M; ++m) {
           xh[k][m] = 0.0f;
           if constexpr (kHoldDy) dyv[k][m] = 0.0f;
           if (m < n) {
-            xh[k][m] = to_float(load_shared_at<T>(xa)) * r[k];
-            const float dv = to_float(load_shared_at<T>(da));
+            xh[k][m] = to_float(load_shared_at<T>(xa + m * kStep)) * r[k];
+            const float dv = to_float(load_shared_at<T>(da + m * kStep));
             if constexpr (kHoldDy) dyv[k][m] = dv;
             sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
           }
@@ -189,9 +189,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       } else {
 #pragma unroll
         for (int m = 0; m < M; ++m) {
-          const int col = gt + m * group_threads;
+          const int col = c0 + m * kWarp;
           xh[k][m] = 0.0f;
-          if (row < nrows && col < D) {
+          if (m < n) {
             xh[k][m] = to_float(xs[row * D + col]) * r[k];
             const float dv = to_float(dys[row * D + col]);
             if constexpr (kHoldDy) dyv[k][m] = dv;
@@ -213,41 +213,39 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       const int row = q * RG + k;
       if (row >= nrows) continue;
       const float cmean = __fdiv_rn(sum[k], dim_f);
-      [[maybe_unused]] std::uint64_t dxa = global_address(p.dx + e0 + static_cast<std::int64_t>(row) * D + gt);
-      [[maybe_unused]] const T* dp = dys + row * D + gt;
-      [[maybe_unused]] const T* rp = kResidual ? rs + row * D + gt : nullptr;
+      [[maybe_unused]] const std::uint64_t dxa = global_address(p.dx + e0 + static_cast<std::int64_t>(row) * D + c0);
+      [[maybe_unused]] const T* dp = dys + row * D + c0;
+      [[maybe_unused]] const T* rp = kResidual ? rs + row * D + c0 : nullptr;
       if constexpr (kStepped) {
         // The arithmetic of every m unconditionally (past the row xh = dy = 0: acc[m] of an
         // absent column is never written out), the store predicated: no branch per element.
-        [[maybe_unused]] std::uint32_t da = kHoldDy ? 0u : shared_address(dp);
-        [[maybe_unused]] std::uint32_t ra = kResidual ? shared_address(rp) : 0u;
+        [[maybe_unused]] const std::uint32_t da = kHoldDy ? 0u : shared_address(dp);
+        [[maybe_unused]] const std::uint32_t ra = kResidual ? shared_address(rp) : 0u;
 #pragma unroll
-        for (int m = 0; m < M; ++m, dxa += step_global) {
+        for (int m = 0; m < M; ++m) {
           const bool in_row = m < ncols;
           float dv = 0.0f;
           if constexpr (kHoldDy) {
             dv = dyv[k][m];
-          } else {
-            if (in_row) dv = to_float(load_shared_at<T>(da));
-            da += step_shared;
+          } else if (in_row) {
+            dv = to_float(load_shared_at<T>(da + m * kStep));
           }
           float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
           if constexpr (kResidual) {
-            if (in_row) out += to_float(load_shared_at<T>(ra));
-            ra += step_shared;
+            if (in_row) out += to_float(load_shared_at<T>(ra + m * kStep));
           }
           acc[m] = fmaf(dv, xh[k][m], acc[m]);
-          if (in_row) store_global_at(dxa, from_float<T>(out));
+          if (in_row) store_global_at(dxa + m * kStep, from_float<T>(out));
         }
       } else {
         T* const dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;
 #pragma unroll
         for (int m = 0; m < M; ++m) {
-          const int col = gt + m * group_threads;
-          if (col < D) {
-            const float dv = kHoldDy ? dyv[kHoldDy ? k : 0][kHoldDy ? m : 0] : to_float(dp[m * group_threads]);
+          const int col = c0 + m * kWarp;
+          if (m < ncols) {
+            const float dv = kHoldDy ? dyv[kHoldDy ? k : 0][kHoldDy ? m : 0] : to_float(dp[m * kWarp]);
             float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
-            if constexpr (kResidual) out += to_float(rp[m * group_threads]);
+            if constexpr (kResidual) out += to_float(rp[m * kWarp]);
             dxr[col] = from_float<T>(out);
             acc[m] = fmaf(dv, xh[k][m], acc[m]);
           }
@@ -261,8 +259,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   if (groups == 1) {
 #pragma unroll
     for (int m = 0; m < M; ++m) {
-      const int col = gt + m * group_threads;
-      if (col < D) part[col] = acc[m];
+      if (m < ncols) part[c0 + m * kWarp] = acc[m];
     }
     return;
   }
@@ -272,8 +269,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   float* combine = reinterpret_cast<float*>(packed_mem);
 #pragma unroll
   for (int m = 0; m < M; ++m) {
-    const int col = gt + m * group_threads;
-    if (col < D) combine[q * D + col] = acc[m];
+    if (m < ncols) combine[q * D + c0 + m * kWarp] = acc[m];
   }
   __syncthreads();
   for (int col = t; col < D; col += nthreads) {

@@ -119,7 +119,7 @@ inline AccumShape shape_of(Path path, std::int64_t dim) {
       break;
     }
     case Path::packed_rows:
-      s = packed_fwd_row_shape(dim);
+      s = packed_row_shape(dim);
       break;
     case Path::cluster_row:
       s = fwd_cluster_row_shape(dim);

@@ -18,16 +18,10 @@
 // written; in place (y = x, or y = o under the fused add, the residual over x) the tile was
 // copied to shared memory before any of its outputs is written.
 //
-// Columns: warp w of a group owns the row's columns [w·32M, (w + 1)·32M), lane l of it the
-// columns w·32M + l + 32m (m < M). A warp's access is 32 consecutive elements, and a thread's
-// elements lie 32 apart, a compile-time distance: every access is the row's base address plus an
-// immediate offset. (Until session 23 thread gt of a group took gt + m·G, G a run-time value: each
-// element's shared and global addresses were stepped by it, 64-bit for the global ones, and ncu
-// counted about 57 instructions per element at 32768 x 1025, 60 % of them integer arithmetic.)
-//
-// Order: Σh² chained per thread in column order (at most min(M, ceil(D / 32)) terms, from +0),
-// then the group butterfly (5 + ceil_log2(G / 32) levels): packed_fwd_row_shape(D). The maths of
-// every forward (forward_kernels.cuh: rstd_of, y_of, effective_weight).
+// Columns and order (packed_tiles.cuh): warp-wide chunks, a thread's elements 32 apart; Σh²
+// chained per thread in column order (at most min(M, ceil(D / 32)) terms, from +0), then the
+// group butterfly (5 + ceil_log2(G / 32) levels): packed_row_shape(D). The maths of every forward
+// (forward_kernels.cuh: rstd_of, y_of, effective_weight).
 //
 // FP8 outputs (kQuant; session 22: odd D had only fwd.realigned_row's one row per block, 0.32 of
 // the copy for add + FP8 at 32768 x 1025 bf16): y stays fp32 in h's registers; the scale is the
@@ -52,29 +46,6 @@ inline std::size_t packed_fwd_stage_bytes(const PackedConfig& c, std::int64_t di
 }
 inline int packed_fwd_stages(std::int64_t dim, std::size_t elem_bytes, bool add, std::int64_t tiles_per_program = 0) {
   return packed_ring_stages(packed_fwd_stage_bytes(packed_fwd_config(dim, elem_bytes), dim, elem_bytes, add), tiles_per_program);
-}
-
-// The column layout above: thread gt of a group (M columns a thread) takes c0 + 32m for
-// m < ncols. One definition for the kernel and for test_launch_configs, which checks for every D
-// that the group's threads cover the row's columns once each and that packed_fwd_row_shape
-// bounds every thread's chain.
-__host__ __device__ __forceinline__ int packed_fwd_first_col(int gt, int per_thread) {
-  return (gt / kWarp) * (kWarp * per_thread) + gt % kWarp;
-}
-__host__ __device__ __forceinline__ int packed_fwd_cols(int c0, int dim, int per_thread) {
-  const int n = c0 < dim ? (dim - c0 + kWarp - 1) / kWarp : 0;
-  return n < per_thread ? n : per_thread;
-}
-
-// A row's accumulation shape (the column layout above): the first lanes of a full warp chain M
-// terms, a row of D <= 32M has one warp whose lanes chain at most ceil(D / 32); then the group
-// butterfly. G and M depend on D alone (test_launch_configs checks it for every D).
-inline AccumShape packed_fwd_row_shape(std::int64_t dim) {
-  const PackedConfig c = packed_fwd_config(dim, 2);
-  AccumShape s;
-  s.per_thread = std::min<std::int64_t>(c.per_thread, (dim + kWarp - 1) / kWarp);
-  s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
-  return s;
 }
 
 // FP8 per block of 128: one group maximum per (tile row, group) in shared memory, at most
@@ -129,9 +100,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     commit_copies();
   };
 
-  // This thread's columns: c0 + 32m for m < ncols (the layout above; ncols = 0 past the row).
-  const int c0 = packed_fwd_first_col(gt, M);
-  const int ncols = packed_fwd_cols(c0, D, M);
+  // This thread's columns: c0 + 32m for m < ncols (packed_tiles.cuh; ncols = 0 past the row).
+  const int c0 = packed_first_col(gt, M);
+  const int ncols = packed_cols(c0, D, M);
   // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
   constexpr std::uint32_t kStep = kWarp * sizeof(T);
 

@@ -4,11 +4,16 @@
 // fwd.packed_rows (forward_packed.cuh).
 //
 // Mapping: a block is GR groups of G threads, a tile GR·RG consecutive rows, group q taking rows
-// q·RG .. q·RG + RG − 1 of it, each thread of a group up to M columns of a row (which ones: the
-// backward takes gt + m·G, the forward warp-wide chunks; each file says, with its row shape). G
-// and M are functions of D alone (so is a row's accumulation shape: a thread's terms chained in
-// column order, then the group butterfly of 5 + ceil_log2(G / 32) levels); GR and RG depend on D,
-// the element size and the tensors a tile holds (they only decide which rows a group takes).
+// q·RG .. q·RG + RG − 1 of it. Columns: warp w of a group owns the row's columns
+// [w·32M, (w + 1)·32M), lane l of it the columns w·32M + l + 32m (m < M): a warp's access is 32
+// consecutive elements, and a thread's elements lie 32 apart, a compile-time distance, so every
+// access is its row's base address plus an immediate offset. (Until session 23 thread gt took
+// gt + m·G, G a run-time value: each element's shared and global addresses were stepped by it,
+// 64-bit for the global ones; ncu counted about 57 instructions per element in fwd.packed_rows at
+// 32768 x 1025, 60 % of them integer arithmetic.) G and M are functions of D alone (so is a row's
+// accumulation shape: a thread's terms chained in column order, then the group butterfly of
+// 5 + ceil_log2(G / 32) levels); GR and RG depend on D, the element size and the tensors a tile
+// holds (they only decide which rows a group takes).
 #pragma once
 
 #include <algorithm>
@@ -58,12 +63,23 @@ inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes,
   c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.threads)));
   return c;
 }
-// A row's reduction in bwd.packed_rows (gt + m·G): ceil(D / G) terms per thread, then the group
-// butterfly. fwd.packed_rows declares its own (packed_fwd_row_shape).
+// The column layout above: thread gt of a group (M columns a thread) takes c0 + 32m for
+// m < ncols. One definition for both kernels and for test_launch_configs, which checks for every D
+// that a group's threads own the row's columns once each and that packed_row_shape bounds every
+// thread's chain.
+__host__ __device__ __forceinline__ int packed_first_col(int gt, int per_thread) {
+  return (gt / kWarp) * (kWarp * per_thread) + gt % kWarp;
+}
+__host__ __device__ __forceinline__ int packed_cols(int c0, int dim, int per_thread) {
+  const int n = c0 < dim ? (dim - c0 + kWarp - 1) / kWarp : 0;
+  return n < per_thread ? n : per_thread;
+}
+// A row's reduction: the first lanes of a full warp chain M terms, a row of D <= 32M has one warp
+// whose lanes chain at most ceil(D / 32); then the group butterfly.
 inline AccumShape packed_row_shape(std::int64_t dim) {
-  const PackedConfig c = packed_tile_config(dim, 2, 1);  // G depends on D only
+  const PackedConfig c = packed_tile_config(dim, 2, 1);  // G and M depend on D only
   AccumShape s;
-  s.per_thread = std::min<std::int64_t>((dim + c.threads - 1) / c.threads, dim);
+  s.per_thread = std::min<std::int64_t>(c.per_thread, (dim + kWarp - 1) / kWarp);
   s.tree_depth = 5 + ceil_log2(c.threads / kWarp);
   return s;
 }

@@ -27,6 +27,24 @@ void fail(const std::string& what) {
   if (++failures <= 20) std::printf("FAIL %s\n", what.c_str());
 }
 
+// The packed tiles' column layout (packed_first_col / packed_cols, the kernels' own functions):
+// a group's threads own every column of the row once, and the declared row shape bounds the
+// longest chain (a thread's columns) and the butterfly over the group's warps.
+void check_packed_layout(const std::string& at, std::int64_t d, const rmsnorm::cuda::PackedConfig& c) {
+  std::vector<int> owners(static_cast<std::size_t>(d), 0);
+  int longest = 0;
+  for (int gt = 0; gt < c.threads; ++gt) {
+    const int c0 = rmsnorm::cuda::packed_first_col(gt, c.per_thread);
+    const int n = rmsnorm::cuda::packed_cols(c0, static_cast<int>(d), c.per_thread);
+    longest = std::max(longest, n);
+    for (int m = 0; m < n; ++m) ++owners[static_cast<std::size_t>(c0 + 32 * m)];
+  }
+  if (std::any_of(owners.begin(), owners.end(), [](int k) { return k != 1; })) fail(at + ": columns not owned once each");
+  const rmsnorm::AccumShape s = rmsnorm::cuda::packed_row_shape(d);
+  if (s.per_thread < longest || s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32))
+    fail(at + ": declared row shape too small (" + std::to_string(s.per_thread) + " terms, " + std::to_string(longest) + " chained)");
+}
+
 }  // namespace
 
 int main() {
@@ -150,9 +168,7 @@ int main() {
       if (c.threads != packed_config(d, 2).threads || c.per_thread != packed_config(d, 2).per_thread)
         fail(at + ": G or M depends on the element size (the declared row shape takes the 16-bit ones)");
       if (std::int64_t{c.threads} * c.per_thread < d) fail(at + ": the row is not covered");
-      const rmsnorm::AccumShape s = packed_row_shape(d);
-      if (s.per_thread < rmsnorm::cuda::bwd::ceil_div(d, c.threads) || s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32))
-        fail(at + ": declared row shape too small");
+      check_packed_layout(at, d, c);
       for (const bool residual : {false, true}) {
         if (!packed_fits(d, elem, residual)) {
           fail(at + ": declines rows it should take");
@@ -190,23 +206,7 @@ int main() {
           c.block() > (wide ? kPackedWideMaxThreads : kPackedMaxThreads) || std::int64_t{c.threads} * c.per_thread < d)
         fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
       if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide)) fail(at + ": no instance of its rows a group");
-      // The column layout (packed_fwd_first_col / packed_fwd_cols, the kernel's own functions):
-      // the group's threads own every column of the row once, and the declared row shape bounds
-      // the longest chain (a thread's columns) and the butterfly over the group's warps.
-      if (elem == 2) {
-        std::vector<int> owners(static_cast<std::size_t>(d), 0);
-        int longest = 0;
-        for (int gt = 0; gt < c.threads; ++gt) {
-          const int c0 = rmsnorm::cuda::fwd::packed_fwd_first_col(gt, c.per_thread);
-          const int n = rmsnorm::cuda::fwd::packed_fwd_cols(c0, static_cast<int>(d), c.per_thread);
-          longest = std::max(longest, n);
-          for (int m = 0; m < n; ++m) ++owners[static_cast<std::size_t>(c0 + 32 * m)];
-        }
-        if (std::any_of(owners.begin(), owners.end(), [](int k) { return k != 1; })) fail(at + ": columns not owned once each");
-        const rmsnorm::AccumShape s = rmsnorm::cuda::fwd::packed_fwd_row_shape(d);
-        if (s.per_thread < longest || s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32))
-          fail(at + ": declared row shape too small (" + std::to_string(s.per_thread) + " terms, " + std::to_string(longest) + " chained)");
-      }
+      check_packed_layout(at, d, c);
       // FP8 per block of 128: a tile's (row, group) maxima fit the kernel's table, so can_implement
       // never declines a width it declares.
       // Its scale pass gives each entry one thread: the entries never outnumber the block.
