@@ -105,6 +105,17 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   const int ncols = packed_cols(c0, D, M);
   // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
   constexpr std::uint32_t kStep = kWarp * sizeof(T);
+  // A warp whose chunk lies inside the row (every warp of the group but the last, at most) has
+  // all M columns in every lane: its rows take element code without a predicate per element
+  // (body(std::true_type)); the others test m < n (body(std::false_type)). Warp-uniform.
+  const bool full_warp = (c0 - gt % kWarp) + kWarp * M <= D;
+  auto per_warp = [&](bool full, auto&& body) {
+    if (full) {
+      body(std::true_type{});
+    } else {
+      body(std::false_type{});
+    }
+  };
 
   // The effective weights of this thread's columns, once.
   const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
@@ -145,29 +156,41 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       [[maybe_unused]] const std::uint32_t oa = kAdd ? shared_address(os + row * D + c0) : 0u;
       [[maybe_unused]] const std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
       SumSquares<T, Mutant::none> sq;
+      per_warp(full_warp && row < nrows, [&](auto full_c) {
+        constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
-      for (int m = 0; m < M; ++m) {
-        if constexpr (!kPredicated) {
-          // h of an absent column (m ≥ n) is left unset: nothing below reads it.
-          if (m < n) {
-            const float v = to_float(load_shared_at<T>(xa + m * kStep));
+        for (int m = 0; m < M; ++m) {
+          if constexpr (kFull) {
+            float v = to_float(load_shared_at<T>(xa + m * kStep));
+            if constexpr (kAdd) {
+              const T hb = from_float<T>(v + to_float(load_shared_at<T>(oa + m * kStep)));
+              v = to_float(hb);
+              store_global_at(ha + m * kStep, hb);  // the residual stream
+            }
+            h[k][m] = v;
+            sq.add(v);
+          } else if constexpr (!kPredicated) {
+            // h of an absent column (m ≥ n) is left unset: nothing below reads it.
+            if (m < n) {
+              const float v = to_float(load_shared_at<T>(xa + m * kStep));
+              h[k][m] = v;
+              sq.add(v);
+            }
+          } else {
+            // An absent column (m ≥ n) is loaded as +0 (predicated off) and not stored: its
+            // square adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
+            const bool on = m < n;
+            float v = to_float(load_shared_if<T>(on, xa + m * kStep));
+            if constexpr (kAdd) {
+              const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa + m * kStep)));
+              v = to_float(hb);
+              store_global_if(on, ha + m * kStep, hb);  // the residual stream
+            }
             h[k][m] = v;
             sq.add(v);
           }
-        } else {
-          // An absent column (m ≥ n) is loaded as +0 (predicated off) and not stored: its square
-          // adds +0 to a sum that is +0 or more, which leaves every bit of it as it was.
-          const bool on = m < n;
-          float v = to_float(load_shared_if<T>(on, xa + m * kStep));
-          if constexpr (kAdd) {
-            const T hb = from_float<T>(v + to_float(load_shared_if<T>(on, oa + m * kStep)));
-            v = to_float(hb);
-            store_global_if(on, ha + m * kStep, hb);  // the residual stream
-          }
-          h[k][m] = v;
-          sq.add(v);
         }
-      }
+      });
       ss[k] = sq.acc;
     }
     wait_copies(stages - 3);  // this thread's copies of tile i + 1, published by the barrier below
@@ -186,20 +209,25 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         const std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + c0);
         // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
         // inside it: the plain forward's SASS of session 22's call 2).
-        auto put_y = [&](int m, auto&& y_at) {
-          if constexpr (kPredicated) {
-            store_global_if(m < ncols, ya + m * kStep, from_float<T>(y_at()));
-          } else if (m < ncols) {
-            store_global_at(ya + m * kStep, from_float<T>(y_at()));
+        per_warp(full_warp, [&](auto full_c) {
+          constexpr bool kFull = decltype(full_c)::value;
+          auto put_y = [&](int m, auto&& y_at) {
+            if constexpr (kFull) {
+              store_global_at(ya + m * kStep, from_float<T>(y_at()));
+            } else if constexpr (kPredicated) {
+              store_global_if(m < ncols, ya + m * kStep, from_float<T>(y_at()));
+            } else if (m < ncols) {
+              store_global_at(ya + m * kStep, from_float<T>(y_at()));
+            }
+          };
+          if (llama) {
+#pragma unroll
+            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
+          } else {
+#pragma unroll
+            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
           }
-        };
-        if (llama) {
-#pragma unroll
-          for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
-        } else {
-#pragma unroll
-          for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
-        }
+        });
       }
     } else {
       // FP8 outputs: y (fp32, in h's registers), its scale, then q = RN_fp8_sat(y / s) stored
@@ -281,9 +309,18 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           const int row = q * RG + k;
           if (row >= nrows) continue;
           const std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + c0);
+          per_warp(full_warp, [&](auto full_c) {
+            constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
-          for (int m = 0; m < M; ++m)
-            store_global_if(m < ncols, qa + m * kWarp, quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max));
+            for (int m = 0; m < M; ++m) {
+              const unsigned char code = quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max);
+              if constexpr (kFull) {
+                store_global_at(qa + m * kWarp, code);
+              } else {
+                store_global_if(m < ncols, qa + m * kWarp, code);
+              }
+            }
+          });
         }
       };
       if (mode == Quant::per_block) {
