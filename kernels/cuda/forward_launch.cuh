@@ -903,8 +903,8 @@ Status run_realigned_row(const ForwardArgs& a) {
   });
 }
 
-// fwd.packed_rows (forward_packed.cuh): one program per SM (at most the tiles), the stages
-// capped at a program's tiles. Dispatched for the fused add of 16-bit rows from R = 4096 (and fp32
+// fwd.packed_rows (forward_packed.cuh): one program per SM, two where D <= 2560 (at most the
+// tiles), the stages capped at a program's tiles. Dispatched for the fused add of 16-bit rows from R = 4096 (and fp32
 // rows from D = 4097): packed_fwd_preferred, below.
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
@@ -919,11 +919,14 @@ Status run_packed_rows(const ForwardArgs& a) {
     } else {
       const PackedConfig c = packed_fwd_config(a.dim, sizeof(T));
       const std::int64_t tiles = (a.rows + c.tile_rows() - 1) / c.tile_rows();
-      const std::int64_t grid = std::min<std::int64_t>(sms, tiles);
+      const std::int64_t grid = std::min<std::int64_t>(std::int64_t{c.per_sm} * sms, tiles);
       const int stages = packed_fwd_stages(a.dim, sizeof(T), kA, (tiles + grid - 1) / grid);
       const std::size_t smem = static_cast<std::size_t>(stages) * packed_fwd_stage_bytes(c, a.dim, sizeof(T), kA);
       auto go = [&](auto kernel) {
-        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+        // Two blocks an SM need the largest shared-memory carveout.
+        if (e == cudaSuccess && c.per_sm > 1)
+          e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
         if (e != cudaSuccess) {
           result = Status::fail(Status::Code::launch_failed, std::string("fwd.packed_rows: shared memory: ") + cudaGetErrorString(e));
           return;

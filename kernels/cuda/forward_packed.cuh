@@ -36,16 +36,19 @@
 
 namespace rmsnorm::cuda::fwd {
 
-// Tiles planned for two tensors (x and o), no per-row floats (r is computed here).
+// Tiles planned for two tensors (x and o), no per-row floats (r is computed here); two blocks an
+// SM where a row's group fits 320 threads (D <= 2560).
 inline constexpr int kPackedFwdTensors = 2;
+inline constexpr int kPackedFwdPerSM = 2;
 inline PackedConfig packed_fwd_config(std::int64_t dim, std::size_t elem_bytes) {
-  return packed_tile_config(dim, elem_bytes, kPackedFwdTensors);
+  return packed_tile_config(dim, elem_bytes, kPackedFwdTensors, kPackedFwdPerSM);
 }
 inline std::size_t packed_fwd_stage_bytes(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, bool add) {
   return packed_ring_stage_bytes(c, dim, elem_bytes, add ? 2 : 1, /*row_floats=*/false);
 }
 inline int packed_fwd_stages(std::int64_t dim, std::size_t elem_bytes, bool add, std::int64_t tiles_per_program = 0) {
-  return packed_ring_stages(packed_fwd_stage_bytes(packed_fwd_config(dim, elem_bytes), dim, elem_bytes, add), tiles_per_program);
+  const PackedConfig c = packed_fwd_config(dim, elem_bytes);
+  return packed_ring_stages(packed_fwd_stage_bytes(c, dim, elem_bytes, add), tiles_per_program, c.per_sm);
 }
 
 // FP8 per block of 128: one group maximum per (tile row, group) in shared memory, at most

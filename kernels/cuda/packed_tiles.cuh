@@ -44,23 +44,28 @@ struct PackedConfig {
   int per_thread = 0;  // M (the template instance; a thread owns ceil(D / G) ≤ M columns)
   int groups = 1;      // GR
   int per_group = 1;   // RG
+  int per_sm = 1;      // blocks an SM holds at once: the threads and the stage memory are split among them
   int block() const { return threads * groups; }
   int tile_rows() const { return groups * per_group; }
 };
-// G (a multiple of 32, ≤ 640) and M from D alone; RG = 2 while four stages of two rows of the
-// `tensors` a tile holds fit the stage memory, else 1; GR as many as fit 640 threads, at most 8,
-// and four stages.
-inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes, int tensors) {
+// G (a multiple of 32, ≤ 640) and M from D alone; `per_sm` blocks an SM (2: where a group of G
+// threads fits half of 640, each block gets half the threads and half the stage memory, so that
+// one block's rows reduce and store while the other's load); RG = 2 while four stages of two rows
+// of the `tensors` a tile holds fit the block's stage memory, else 1; GR as many as fit its
+// threads, at most 8, and four stages.
+inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes, int tensors, int per_sm = 1) {
   PackedConfig c;
   const bool wide = dim > std::int64_t{kPackedPerThread} * kPackedMaxThreads;
   c.per_thread = wide ? kPackedPerThreadWide : kPackedPerThread;
   const std::int64_t per_row = (dim + c.per_thread - 1) / c.per_thread;
   c.threads = static_cast<int>((per_row + kWarp - 1) / kWarp * kWarp);
+  c.per_sm = !wide && c.threads <= kPackedMaxThreads / per_sm ? per_sm : 1;
+  const std::size_t smem = kPackedSmem / static_cast<std::size_t>(c.per_sm);
   const std::size_t row_bytes =
       static_cast<std::size_t>(kPackedPlannedStages) * static_cast<std::size_t>(tensors) * static_cast<std::size_t>(dim) * elem_bytes;
-  c.per_group = !wide && kPackedRowsPerGroup * row_bytes <= kPackedSmem ? kPackedRowsPerGroup : 1;
-  const std::int64_t by_smem = static_cast<std::int64_t>(kPackedSmem / (static_cast<std::size_t>(c.per_group) * row_bytes));
-  c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.threads)));
+  c.per_group = !wide && kPackedRowsPerGroup * row_bytes <= smem ? kPackedRowsPerGroup : 1;
+  const std::int64_t by_smem = static_cast<std::int64_t>(smem / (static_cast<std::size_t>(c.per_group) * row_bytes));
+  c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.per_sm / c.threads)));
   return c;
 }
 // The column layout above: thread gt of a group (M columns a thread) takes c0 + 32m for
@@ -97,8 +102,9 @@ inline std::size_t packed_ring_stage_bytes(const PackedConfig& c, std::int64_t d
 // Stages of `stage_bytes` that fit (at most kMaxCopyStages); `tiles_per_program` > 0 caps them
 // at what a program has to hold: its tiles, plus the two of the ring's arithmetic (small R: less
 // shared memory to configure, and nothing copied for tiles that do not exist).
-inline int packed_ring_stages(std::size_t stage_bytes, std::int64_t tiles_per_program = 0) {
-  std::int64_t stages = static_cast<std::int64_t>(std::min<std::size_t>(kPackedSmem / stage_bytes, kMaxCopyStages));
+inline int packed_ring_stages(std::size_t stage_bytes, std::int64_t tiles_per_program = 0, int per_sm = 1) {
+  const std::size_t smem = kPackedSmem / static_cast<std::size_t>(per_sm);
+  std::int64_t stages = static_cast<std::int64_t>(std::min<std::size_t>(smem / stage_bytes, kMaxCopyStages));
   if (tiles_per_program > 0 && stages >= kPackedMinStages)
     stages = std::max<std::int64_t>(kPackedMinStages, std::min<std::int64_t>(stages, tiles_per_program + 2));
   return static_cast<int>(stages);

@@ -224,6 +224,12 @@ int main() {
                                             2 * rmsnorm::cuda::fwd::kPackedMaxQuantEntries * sizeof(float);
           if (smem + static_bytes > kOptinPerBlock)
             fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+          // Two blocks an SM (D <= 2560, M = 8): both fit its shared memory and, at the 96
+          // registers a thread the 640-thread launch bounds allow, its register file.
+          if (c.per_sm < 1 || c.per_sm > 2 || (c.per_sm == 2 && wide) ||
+              c.per_sm * (smem + static_bytes + kReservedPerBlock) > kPerSM || c.per_sm * c.block() * 96 > 65536)
+            fail(at + ": " + std::to_string(c.per_sm) + " blocks of " + std::to_string(c.block()) + " threads and " +
+                 std::to_string(smem) + " bytes an SM");
           ++checked;
         }
     }
