@@ -52,8 +52,11 @@ struct PackedConfig {
 // threads fits half of 640, each block gets half the threads and half the stage memory, so that
 // one block's rows reduce and store while the other's load); RG = 2 while four stages of two rows
 // of the `tensors` a tile holds fit the block's stage memory, else 1; GR as many as fit its
-// threads, at most 8, and four stages.
-inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes, int tensors, int per_sm = 1) {
+// threads, at most 8, and four stages. Two blocks are planned only where they hold as many
+// threads as one would: with half the stage memory a block may fit fewer groups (fp32 rows at
+// D = 1025: one group of 160 threads a block where one block had three; 12-17 % slower, session
+// 23, call 3).
+inline PackedConfig packed_tile_config_for(std::int64_t dim, std::size_t elem_bytes, int tensors, int per_sm) {
   PackedConfig c;
   const bool wide = dim > std::int64_t{kPackedPerThread} * kPackedMaxThreads;
   c.per_thread = wide ? kPackedPerThreadWide : kPackedPerThread;
@@ -67,6 +70,12 @@ inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes,
   const std::int64_t by_smem = static_cast<std::int64_t>(smem / (static_cast<std::size_t>(c.per_group) * row_bytes));
   c.groups = static_cast<int>(std::clamp<std::int64_t>(by_smem, 1, std::min(kPackedMaxGroups, kPackedMaxThreads / c.per_sm / c.threads)));
   return c;
+}
+inline PackedConfig packed_tile_config(std::int64_t dim, std::size_t elem_bytes, int tensors, int per_sm = 1) {
+  const PackedConfig one = packed_tile_config_for(dim, elem_bytes, tensors, 1);
+  if (per_sm == 1) return one;
+  const PackedConfig more = packed_tile_config_for(dim, elem_bytes, tensors, per_sm);
+  return more.per_sm * more.block() >= one.block() ? more : one;
 }
 // The column layout above: thread gt of a group (M columns a thread) takes c0 + 32m for
 // m < ncols. One definition for both kernels and for test_launch_configs, which checks for every D
