@@ -50,15 +50,16 @@
 namespace rmsnorm::cuda::bwd {
 
 inline constexpr std::int64_t kPackedMaxDim16 = kPackedMaxDim;
-inline constexpr std::int64_t kPackedMaxDim32 = 4096;  // wider fp32 rows: no instance (13 columns of fp32 weights and sums spill)
+inline constexpr std::int64_t kPackedMaxDim32 =
+    4096;  // wider fp32 rows: no instance (13 columns of fp32 weights and sums spill)
 // The dispatch hint (packed_preferred, below): where it measured faster than bwd.persistent_rows.
 inline constexpr std::int64_t kPackedPreferredMinDim = 513;
-inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;      // between 2049 and 3073 (measured)
+inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;  // between 2049 and 3073 (measured)
 inline constexpr std::int64_t kPackedPreferredMinRows = 2048;
-inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;        // 16-bit rows of D >= 1025
+inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;  // 16-bit rows of D >= 1025
 inline constexpr std::int64_t kPackedPreferredMinDim16 = 1025;
-inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;        // fp32 rows (session 11)
-inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;     // fp32 rows at any R (session 11)
+inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;     // fp32 rows (session 11)
+inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;  // fp32 rows at any R (session 11)
 
 // The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
 inline constexpr int kPackedTensors = 3;
@@ -85,7 +86,8 @@ inline int packed_stages(const PackedConfig& c, std::int64_t dim, std::size_t el
 }
 // The dynamic shared memory of a launch with `stages` stages; at the end they hold the groups'
 // dg sums (GR·D floats), so it is at least that.
-inline std::size_t packed_smem(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual, int stages) {
+inline std::size_t packed_smem(const PackedConfig& c, std::int64_t dim, std::size_t elem_bytes, bool residual,
+                               int stages) {
   const std::size_t ring = static_cast<std::size_t>(stages) * packed_stage_bytes(c, dim, elem_bytes, residual);
   return std::max(ring, static_cast<std::size_t>(c.groups) * static_cast<std::size_t>(dim) * sizeof(float));
 }
@@ -145,6 +147,16 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   const int ncols = packed_cols(c0, D, M);
   // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
   constexpr std::uint32_t kStep = kWarp * sizeof(T);
+  // A warp whose chunk lies inside the row has all M columns in every lane: its rows take element
+  // code without a test per element (body(std::true_type)), the others test m < n. Warp-uniform.
+  const bool full_warp = (c0 - gt % kWarp) + kWarp * M <= D;
+  auto per_warp = [&](bool full, auto&& body) {
+    if (full) {
+      body(std::true_type{});
+    } else {
+      body(std::false_type{});
+    }
+  };
 
   // The weights of this thread's columns, once; its dg sums.
   float w[M], acc[M];
@@ -155,7 +167,6 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     if (col < D) w[m] = p.weight == WeightMode::none ? 1.0f : weight_value(to_float(p.g[col]), p.weight);
     acc[m] = -0.0f;  // -0 is the exact identity of +
   }
-
 
   int parity = 0;
   PackedRing(p.rows, tile_rows, stages).run(issue, [&](int s, std::int64_t row0, int nrows, auto&& issue_next) {
@@ -175,17 +186,20 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         // This thread's elements of the row: its first one's address plus m·kStep.
         const std::uint32_t xa = shared_address(xs + row * D + c0);
         const std::uint32_t da = shared_address(dys + row * D + c0);
+        per_warp(full_warp && row < nrows, [&](auto full_c) {
+          constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
-        for (int m = 0; m < M; ++m) {
-          xh[k][m] = 0.0f;
-          if constexpr (kHoldDy) dyv[k][m] = 0.0f;
-          if (m < n) {
-            xh[k][m] = to_float(load_shared_at<T>(xa + m * kStep)) * r[k];
-            const float dv = to_float(load_shared_at<T>(da + m * kStep));
-            if constexpr (kHoldDy) dyv[k][m] = dv;
-            sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+          for (int m = 0; m < M; ++m) {
+            xh[k][m] = 0.0f;
+            if constexpr (kHoldDy) dyv[k][m] = 0.0f;
+            if (kFull || m < n) {
+              xh[k][m] = to_float(load_shared_at<T>(xa + m * kStep)) * r[k];
+              const float dv = to_float(load_shared_at<T>(da + m * kStep));
+              if constexpr (kHoldDy) dyv[k][m] = dv;
+              sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+            }
           }
-        }
+        });
       } else {
 #pragma unroll
         for (int m = 0; m < M; ++m) {
@@ -221,22 +235,24 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         // absent column is never written out), the store predicated: no branch per element.
         [[maybe_unused]] const std::uint32_t da = kHoldDy ? 0u : shared_address(dp);
         [[maybe_unused]] const std::uint32_t ra = kResidual ? shared_address(rp) : 0u;
+        per_warp(full_warp, [&](auto full_c) {
 #pragma unroll
-        for (int m = 0; m < M; ++m) {
-          const bool in_row = m < ncols;
-          float dv = 0.0f;
-          if constexpr (kHoldDy) {
-            dv = dyv[k][m];
-          } else if (in_row) {
-            dv = to_float(load_shared_at<T>(da + m * kStep));
+          for (int m = 0; m < M; ++m) {
+            const bool in_row = decltype(full_c)::value || m < ncols;
+            float dv = 0.0f;
+            if constexpr (kHoldDy) {
+              dv = dyv[k][m];
+            } else if (in_row) {
+              dv = to_float(load_shared_at<T>(da + m * kStep));
+            }
+            float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
+            if constexpr (kResidual) {
+              if (in_row) out += to_float(load_shared_at<T>(ra + m * kStep));
+            }
+            acc[m] = fmaf(dv, xh[k][m], acc[m]);
+            if (in_row) store_global_at(dxa + m * kStep, from_float<T>(out));
           }
-          float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
-          if constexpr (kResidual) {
-            if (in_row) out += to_float(load_shared_at<T>(ra + m * kStep));
-          }
-          acc[m] = fmaf(dv, xh[k][m], acc[m]);
-          if (in_row) store_global_at(dxa + m * kStep, from_float<T>(out));
-        }
+        });
       } else {
         T* const dxr = p.dx + e0 + static_cast<std::int64_t>(row) * D;
 #pragma unroll
@@ -294,7 +310,8 @@ inline void launch_packed(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   auto with_m = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;
     if (c.per_thread == kPackedPerThread) {
-      if (c.per_group == kPackedRowsPerGroup) return go(backward_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kRes>);
+      if (c.per_group == kPackedRowsPerGroup)
+        return go(backward_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kRes>);
       return go(backward_packed_kernel<T, G, kPackedPerThread, 1, kRes>);
     }
     // Wider rows are 16-bit only (packed_can_implement declines fp32 rows over kPackedMaxDim32).
@@ -320,7 +337,8 @@ inline Status packed_can_implement(const BackwardArgs& a) {
   if (!s.ok()) return s;
   const std::int64_t max_dim = size_of(a.x.type) == 2 ? kPackedMaxDim16 : kPackedMaxDim32;
   if (a.dim > max_dim)
-    return Status::fail(Code::unsupported, "D > " + std::to_string(max_dim) + " for this type (a tile's stages would not fit shared memory)");
+    return Status::fail(Code::unsupported, "D > " + std::to_string(max_dim) +
+                                               " for this type (a tile's stages would not fit shared memory)");
   if (a.rows > 0 && !all_packed(a))
     return Status::fail(Code::unsupported, "rows are not packed (a row stride differs from D): bwd.persistent_rows");
   if (a.rows > 0 && !packed_fits(a.dim, size_of(a.x.type), a.dresidual.data != nullptr))
@@ -352,7 +370,8 @@ inline bool packed_preferred(const BackwardArgs& a) {
   if (all_aligned(a) || a.dim < kPackedPreferredMinDim) return false;
   if (a.dim >= kPackedPreferredWideMinDim) return true;
   if (size_of(a.x.type) == 2)
-    return a.rows >= kPackedPreferredMinRows || (a.dim >= kPackedPreferredMinDim16 && a.rows >= kPackedPreferredMinRows16);
+    return a.rows >= kPackedPreferredMinRows ||
+           (a.dim >= kPackedPreferredMinDim16 && a.rows >= kPackedPreferredMinRows16);
   return a.rows >= kPackedPreferredMinRows32 || a.dim >= kPackedPreferredMinDim32Any;
 }
 
