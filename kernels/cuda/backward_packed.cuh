@@ -147,16 +147,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   const int ncols = packed_cols(c0, D, M);
   // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
   constexpr std::uint32_t kStep = kWarp * sizeof(T);
-  // A warp whose chunk lies inside the row has all M columns in every lane: its rows take element
-  // code without a test per element (body(std::true_type)), the others test m < n. Warp-uniform.
+  // Full warps take element code without a test per element (packed_tiles.cuh: by_warp).
   const bool full_warp = (c0 - gt % kWarp) + kWarp * M <= D;
-  auto per_warp = [&](bool full, auto&& body) {
-    if (full) {
-      body(std::true_type{});
-    } else {
-      body(std::false_type{});
-    }
-  };
 
   // The weights of this thread's columns, once; its dg sums.
   float w[M], acc[M];
@@ -186,7 +178,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         // This thread's elements of the row: its first one's address plus m·kStep.
         const std::uint32_t xa = shared_address(xs + row * D + c0);
         const std::uint32_t da = shared_address(dys + row * D + c0);
-        per_warp(full_warp && row < nrows, [&](auto full_c) {
+        by_warp(full_warp && row < nrows, [&](auto full_c) {
           constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
           for (int m = 0; m < M; ++m) {
@@ -235,7 +227,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         // absent column is never written out), the store predicated: no branch per element.
         [[maybe_unused]] const std::uint32_t da = kHoldDy ? 0u : shared_address(dp);
         [[maybe_unused]] const std::uint32_t ra = kResidual ? shared_address(rp) : 0u;
-        per_warp(full_warp, [&](auto full_c) {
+        by_warp(full_warp, [&](auto full_c) {
 #pragma unroll
           for (int m = 0; m < M; ++m) {
             const bool in_row = decltype(full_c)::value || m < ncols;

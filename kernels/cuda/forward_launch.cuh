@@ -971,6 +971,14 @@ inline constexpr std::int64_t kPackedFwdWideMinDim16 = 4097;
 inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
 inline constexpr std::int64_t kPackedFwdPlainMinRows = 8192;
 inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
+// Session 23 (warp-wide chunks, full warps, two blocks an SM; call 4, one run by name against
+// fwd.shifted_row, fwd.realigned_row and fwd.element_row, D = 513-8191, R = 512-32768,
+// `notes/gpu-2026-12-02-s23/call4_byname_fwd.txt`): the plain forward of 16-bit rows leads or
+// ties (within 1.5 %) at every D from R = 512 to 2048 (bf16 1.00-1.07x the next; 0.99x at 2048 x
+// 1537 and 2048 x 513), so from R = 512 where fwd.shifted_row is not preferred (it keeps D =
+// 1025-4097 from 4096 rows: 0.94-1.03x there for packed). fp32 rows stay from R = 8192:
+// fwd.element_row leads at R = 512-1024 for most D (up to 1.09x).
+inline constexpr std::int64_t kPackedFwdPlainMinRows16 = 512;
 //
 // FP8 outputs (session 22, call 1, by name against fwd.realigned_row and fwd.element_row, D = 513-
 // 8191, R = 512-32768, two runs; `notes/gpu-2026-12-02-s22/`), this time / the better of the two:
@@ -996,7 +1004,7 @@ inline bool packed_fwd_preferred(const ForwardArgs& a) {
     return wide16 && a.quant == Quant::per_block && a.rows >= kPackedFwdMinRows;
   }
   if (a.o.data == nullptr)
-    return a.rows >= kPackedFwdPlainMinRows && (wide16 || a.dim <= kPackedFwdPlainMaxDim32);
+    return wide16 ? a.rows >= kPackedFwdPlainMinRows16 : a.rows >= kPackedFwdPlainMinRows && a.dim <= kPackedFwdPlainMaxDim32;
   if (wide16) return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdWideMinRows16 && a.dim >= kPackedFwdWideMinDim16);
   return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
 }

@@ -108,17 +108,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   const int ncols = packed_cols(c0, D, M);
   // Bytes between a thread's consecutive elements of a row (a constant: immediate offsets).
   constexpr std::uint32_t kStep = kWarp * sizeof(T);
-  // A warp whose chunk lies inside the row (every warp of the group but the last, at most) has
-  // all M columns in every lane: its rows take element code without a predicate per element
-  // (body(std::true_type)); the others test m < n (body(std::false_type)). Warp-uniform.
+  // Full warps take element code without a test per element (packed_tiles.cuh: by_warp).
   const bool full_warp = (c0 - gt % kWarp) + kWarp * M <= D;
-  auto per_warp = [&](bool full, auto&& body) {
-    if (full) {
-      body(std::true_type{});
-    } else {
-      body(std::false_type{});
-    }
-  };
 
   // The effective weights of this thread's columns, once.
   const bool weighted = p.convention != static_cast<int>(Convention::no_weight);
@@ -159,7 +150,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       [[maybe_unused]] const std::uint32_t oa = kAdd ? shared_address(os + row * D + c0) : 0u;
       [[maybe_unused]] const std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
       SumSquares<T, Mutant::none> sq;
-      per_warp(full_warp && row < nrows, [&](auto full_c) {
+      by_warp(full_warp && row < nrows, [&](auto full_c) {
         constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
         for (int m = 0; m < M; ++m) {
@@ -212,7 +203,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         const std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + c0);
         // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
         // inside it: the plain forward's SASS of session 22's call 2).
-        per_warp(full_warp, [&](auto full_c) {
+        by_warp(full_warp, [&](auto full_c) {
           constexpr bool kFull = decltype(full_c)::value;
           auto put_y = [&](int m, auto&& y_at) {
             if constexpr (kFull) {
@@ -312,7 +303,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           const int row = q * RG + k;
           if (row >= nrows) continue;
           const std::uint64_t qa = global_address(q8 + e0 + static_cast<std::int64_t>(row) * D + c0);
-          per_warp(full_warp, [&](auto full_c) {
+          by_warp(full_warp, [&](auto full_c) {
             constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
             for (int m = 0; m < M; ++m) {

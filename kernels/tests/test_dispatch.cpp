@@ -39,7 +39,7 @@ TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd
   CHECK(pick(DType::bf16, 8192, 4096) == "fwd.block_row");
 }
 
-TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused add from R = 4096 (16-bit from 512 at D >= 4097), the forward from R = 8192", "[host]") {
+TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused add from R = 4096 (16-bit from 512 at D >= 4097), the forward from R = 512 (fp32 from 8192)", "[host]") {
   const rmsnorm::Variant* packed = rmsnorm::find_variant("fwd.packed_rows");
   REQUIRE(packed != nullptr);
   REQUIRE(packed->preferred_forward != nullptr);
@@ -56,6 +56,11 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
   CHECK(pick(DType::f16, 8192, 8191) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 8192, 4097) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 32768, 4099) == "fwd.element_row");                          // fp32 beyond 4097
+  CHECK(pick(DType::bf16, 512, 513) == "fwd.packed_rows");                            // 16-bit rows from R = 512
+  CHECK(pick(DType::f16, 2048, 1025) == "fwd.packed_rows");
+  CHECK(pick(DType::bf16, 4095, 2049) == "fwd.packed_rows");
+  CHECK(pick(DType::bf16, 511, 1025) != "fwd.packed_rows");
+  CHECK(pick(DType::f32, 8191, 1025) != "fwd.packed_rows");                           // fp32 rows from R = 8192
   CHECK(pick(DType::bf16, 8191, 1025) == "fwd.shifted_row");                          // fewer rows: fwd.shifted_row (below)
   CHECK(pick(DType::bf16, 32768, 8193, false, /*add=*/true) == "fwd.scalar");         // beyond 8192
   CHECK(pick(DType::bf16, 32768, 4096, false, /*add=*/true) == "fwd.block_row");      // aligned rows
@@ -70,7 +75,7 @@ TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to
   CHECK(pick(DType::bf16, 8192, 4097) == "fwd.shifted_row");
   CHECK(pick(DType::bf16, 16384, 8191) == "fwd.shifted_row");                        // wider rows from R = 16384
   CHECK(pick(DType::bf16, 16383, 8191) == "fwd.packed_rows");
-  CHECK(pick(DType::bf16, 4095, 1025) == "fwd.element_row");                         // fewer rows
+  CHECK(pick(DType::bf16, 4095, 1025) == "fwd.packed_rows");                         // fewer rows: fwd.packed_rows (above)
   CHECK(pick(DType::bf16, 32768, 1023) == "fwd.packed_rows");                        // narrower rows
   CHECK(pick(DType::f32, 32768, 1025) == "fwd.packed_rows");                         // fp32 rows
   CHECK(pick(DType::bf16, 32768, 1025, false, /*add=*/true) == "fwd.packed_rows");   // the fused add
