@@ -4,7 +4,7 @@
 # a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, props, fuzz, bench_ab, peers, profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, packed, props, fuzz, bench_ab, peers, profile
 # Every Catch2 run given test names runs with -w NoTests: a filter that matches nothing fails
 # (exit 2) instead of passing with "No tests ran" (Catch2 v2 ANDs test specs given as separate
 # arguments; alternatives go comma-separated in one: session 13 lost a test to that).
@@ -88,6 +88,49 @@ if has shards; then
   SHARD_PID[corpus.replay.gpu]=$!
   for k in "${!SHARD_PID[@]}"; do wait ${SHARD_PID[$k]}; RESULT[shard_$k]=$?; done
   for f in "$OUT"/shard_*.log; do echo "$(basename $f): $(grep -E 'All tests passed|test cases:|assertions:|tests passed' $f | tail -1) $(grep -c 'skipped' $f) skipped"; done
+fi
+if has packed; then
+  step packed
+  # The packed variants (fwd.packed_rows, bwd.packed_rows.vec8) after a change to packed_tiles.cuh
+  # or either kernel: the block sessions 22-23 wrote into every device call. Their own test cases
+  # (the forward's FP8 and odd-width cases; the backward's packed-rows case in a process of its
+  # own with the default OpenMP threads: as one of 15 processes with two threads it ran past 250 s
+  # in session 23), the generic forward cases and test_gpu_backward narrowed to them (the 2^31
+  # cases among them), certify of both, the corpus replay, and the products through rmsnorm-bench
+  # under memcheck (every op and FP8 mode) and racecheck at tails (exact-size buffers: D = 33,
+  # 1025, 2560, 8191). Side by side: the oracle's checks are host work. PACKED_TIMEOUT bounds each.
+  TF=$B/kernels/tests/test_gpu_forward; TB=$B/kernels/tests/test_gpu_backward; PT=${PACKED_TIMEOUT:-480}
+  packed_bg() {  # name, then the command; its status lands in RESULT[packed_<name>] after the wait
+    local name=$1; shift
+    ( "$@" > "$OUT/packed_$name.log" 2>&1; echo $? > "$OUT/packed_$name.rc" ) &
+  }
+  packed_bg fwd_fp8 timeout $PT $TF -w NoTests 'forward: fwd.packed_rows\, FP8*'
+  packed_bg fwd_odd timeout $PT $TF -w NoTests 'forward: fwd.packed_rows\, odd widths*'
+  packed_bg fwd_generic env RMSNORM_VARIANTS=fwd.packed_rows timeout $PT $TF -w NoTests \
+    "forward: FP8 quantization*,forward: seed widths*,forward: layouts*,forward: special rows*,forward: fused add,forward: conventions*,forward: R = 0*,[big]"
+  packed_bg bwd_case env RMSNORM_VARIANTS='bwd.packed_rows*' timeout $PT $TB -w NoTests 'packed rows of odd width*'
+  packed_bg bwd_rest env RMSNORM_VARIANTS='bwd.packed_rows*' timeout $PT $TB -w NoTests '~packed rows of odd width*'
+  packed_bg certify timeout $PT bash -c "$B/cli/rmsnorm-cert certify fwd.packed_rows --cases 24 --jobs 2 --out '$OUT/packed_cert' && \
+    $B/cli/rmsnorm-cert certify 'bwd.packed_rows*' --cases 12 --jobs 2 --out '$OUT/packed_cert'"
+  packed_bg replay timeout $PT $B/cli/rmsnorm-cert replay corpora --variant 'fwd.packed_rows,bwd.packed_rows*' --quiet
+  S="--dtype bf16,f32 --rows 4100 --dims 33,1025,2560,8191 --iters 5"
+  for q in token static block; do
+    timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/bench/rmsnorm-bench --variant fwd.packed_rows --quant $q \
+      --op forward,add_forward,forward_quant,add_forward_quant $S > "$OUT/packed_san_mem_fwd_$q.log" 2>&1; RESULT[packed_mem_fwd_$q]=$?
+  done
+  timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/bench/rmsnorm-bench --variant 'bwd.packed_rows*' \
+    --op backward,add_backward $S > "$OUT/packed_san_mem_bwd.log" 2>&1; RESULT[packed_mem_bwd]=$?
+  R="--dtype bf16,f32 --rows 1001 --dims 33,1025 --iters 3"
+  timeout 180 compute-sanitizer --tool racecheck --error-exitcode 9 $B/bench/rmsnorm-bench --variant fwd.packed_rows --quant block \
+    --op forward,add_forward,add_forward_quant $R > "$OUT/packed_san_race_fwd.log" 2>&1; RESULT[packed_race_fwd]=$?
+  timeout 180 compute-sanitizer --tool racecheck --error-exitcode 9 $B/bench/rmsnorm-bench --variant 'bwd.packed_rows*' \
+    --op backward,add_backward $R > "$OUT/packed_san_race_bwd.log" 2>&1; RESULT[packed_race_bwd]=$?
+  wait
+  for f in "$OUT"/packed_*.rc; do
+    n=$(basename "$f" .rc); RESULT[$n]=$(cat "$f")
+    echo "$n rc=${RESULT[$n]} $(grep -h -E 'All tests passed|test cases:|PASS|FAIL|^replay:' "$OUT/$n.log" | tail -2 | tr '\n' ' ' | cut -c1-300)"
+  done
+  grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT"/packed_san_*.log | sort | uniq -c
 fi
 if has props && [ -x $B/properties/properties_suite ]; then
   step props
