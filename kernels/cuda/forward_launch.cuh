@@ -903,9 +903,10 @@ Status run_realigned_row(const ForwardArgs& a) {
   });
 }
 
-// fwd.packed_rows (forward_packed.cuh): one program per SM, two where D <= 2560 (at most the
-// tiles), the stages capped at a program's tiles. Dispatched for the fused add of 16-bit rows from R = 4096 (and fp32
-// rows from D = 4097): packed_fwd_preferred, below.
+// fwd.packed_rows (forward_packed.cuh): one program per SM, two where the tile plan holds as many
+// threads that way (D <= 2560; at most the tiles), the stages capped at a program's tiles.
+// Dispatched for the fused add, the fused add + FP8, the FP8 forward per block and the plain
+// forward of packed rows where it measured faster: packed_fwd_preferred, below.
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");

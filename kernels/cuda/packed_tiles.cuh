@@ -42,7 +42,7 @@ inline constexpr int kPackedPlannedStages = 4;
 
 struct PackedConfig {
   int threads = 0;     // G
-  int per_thread = 0;  // M (the template instance; a thread owns ceil(D / G) ≤ M columns)
+  int per_thread = 0;  // M (the template instance; a thread owns packed_cols(...) ≤ M columns)
   int groups = 1;      // GR
   int per_group = 1;   // RG
   int per_sm = 1;      // blocks an SM holds at once: the threads and the stage memory are split among them
