@@ -1,0 +1,351 @@
+// Session 24 probe (not part of the build): the plain forward of packed bf16 rows of any width,
+// read and written as the flat span they are — 16-byte vectors that ignore row boundaries — with
+// the row's sum of squares still in an order that is a function of D alone (batch invariant).
+//
+// Why. fwd.packed_rows (cp.async into shared memory, then element loads) and fwd.shifted_row read
+// odd-D rows at 0.66 of the copy at 32768 x 1025 (session 23): ~48 warp instructions per 32
+// element slots, issue- and barrier-bound (ncu, session 24 call 1). A flat vector holds 8
+// elements: one LDG.128 and one STG.128 for 8 elements, the arithmetic alone left per element.
+//
+// The canonical order. A row's columns are cut into groups of 8 (columns 8g .. 8g+7; the last
+// group D mod 8 columns). Group g's sum is the chain x_{8g}², fma(x_{8g+1}, ., .), ... in column
+// order; the row's sum: lane l of one warp chains groups l, l+32, ... in order, then the xor
+// butterfly (16, 8, 4, 2, 1). None of it depends on where the row lies. A flat vector (8
+// elements, 16-byte aligned) and a group (8 columns) have the same length, so a group spans at
+// most two consecutive vectors: the vector holding its first elements passes its partial chain
+// (carry) to the next one (a shuffle; across warps through shared memory), which continues it.
+// Every vector holds at least one group start, so a vector's carry-out is its own elements' chain
+// from its last group start: no chain of carries.
+//
+// Per tile (k whole rows, k·D ≤ 8192 - 8 elements; 256 threads, 4 vectors each):
+//   load (LDG.128); pass a: chains of the groups that start in the vector, emit the ones that
+//   end there, carry-out; barrier; pass b: the group continued from the previous vector; barrier;
+//   a warp per row reduces its group sums; barrier; y = (x·r)·w, STG.128 (element stores at the
+//   tile's two edges).
+//
+// Checks: the row sums bitwise against a host emulation of the canonical order; y against
+// (x·r·w) from the host's sum (2 bf16 ulps); the batch moved one row on (every row at another
+// alignment and tile position) bitwise equal. Timing: median of 30 against a device copy of the
+// same bytes, rotated over buffer sets larger than L2.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#define CK(x)                                                                               \
+  do {                                                                                      \
+    cudaError_t e_ = (x);                                                                   \
+    if (e_ != cudaSuccess) {                                                                \
+      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      std::exit(2);                                                                         \
+    }                                                                                       \
+  } while (0)
+
+constexpr int kThreads = 256, kWarps = kThreads / 32, kV = 4;
+constexpr int kCap = kThreads * kV * 8;  // elements a tile's vectors hold
+constexpr int kMaxRows = 64;
+
+__device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+  }
+}
+__device__ __forceinline__ unsigned bf16_bits(float f) {
+  return static_cast<unsigned>(__bfloat16_as_ushort(__float2bfloat16_rn(f)));
+}
+
+// A vector's place in its tile: rel = 8j - lead (its first element's offset from the tile's
+// first element, -7..), row_lo its first element's row (-1: before the tile), col_lo its column.
+// Inside it: b = D - col_lo, the position where the next row starts (>= 8: none); s the first
+// group start of row_lo's part (8: none, the part ends first). The starts are s and b (a group
+// is 8 columns and a vector 8 elements: no other).
+struct Place {
+  int rel, row_lo, col_lo, b, s;
+};
+__device__ __forceinline__ Place place_of(int j, int lead, int D, unsigned magic) {
+  Place p;
+  p.rel = 8 * j - lead;
+  // floor(rel / D) for 0 <= rel < 2^15 by a multiply-high: magic = floor(2^32 / D) + 1 is exact
+  // there (the error rel·(magic - 2^32/D)/2^32 < 2^-17 stays below 1/D).
+  p.row_lo = p.rel >= 0 ? static_cast<int>(__umulhi(static_cast<unsigned>(p.rel), magic)) : -1;
+  p.col_lo = p.rel - p.row_lo * D;
+  p.b = D - p.col_lo;
+  const int s = (-p.col_lo) & 7;
+  p.s = s < p.b ? s : 8;
+  return p;
+}
+
+// smem: wx[D + 8] (w[k mod D], fp32), gsum[k·G]
+__global__ void __launch_bounds__(kThreads) flat_fwd(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y,
+                                                     const __nv_bfloat16* __restrict__ g, float* __restrict__ sums,
+                                                     long long R, int D, int k, float eps, unsigned magic) {
+  extern __shared__ float smem[];
+  float* wx = smem;
+  float* gsum = smem + ((D + 8 + 3) & ~3);
+  __shared__ float carry_sm[kV][kWarps];
+  __shared__ float rrow[kMaxRows];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int G = (D + 7) / 8;
+  for (int c = tid; c < D + 8; c += kThreads) wx[c] = __bfloat162float(g[c % D]);
+  __syncthreads();
+  const long long ntiles = (R + k - 1) / k;
+  for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+    const long long row0 = tile * k;
+    const int nrows = static_cast<int>(min(static_cast<long long>(k), R - row0));
+    const long long e0 = row0 * D;
+    const int ne = nrows * D;
+    const int lead = static_cast<int>((reinterpret_cast<std::uintptr_t>(x + e0) & 15) >> 1);
+    const long long vb = e0 - lead;
+    const int nvec = (lead + ne + 7) >> 3;
+    uint4 raw[kV];
+    float cin[kV];
+#pragma unroll
+    for (int v = 0; v < kV; ++v) {
+      const int j = tid + kThreads * v;
+      raw[v] = make_uint4(0, 0, 0, 0);
+      if (j < nvec) raw[v] = __ldg(reinterpret_cast<const uint4*>(x + vb + 8LL * j));
+    }
+    // Pass a: the group that starts at s (if it ends in the vector: at b - 1 or at 7), and the
+    // carry-out (the chain from the last start to element 7).
+#pragma unroll
+    for (int v = 0; v < kV; ++v) {
+      const int j = tid + kThreads * v;
+      const Place p = place_of(j, lead, D, magic);
+      float f[8];
+      unpack8(raw[v], f);
+      const int end_a = p.s < 8 ? (p.b <= 8 ? p.b - 1 : (p.s == 0 ? 7 : -1)) : -1;
+      float acc = 0.0f, emit = 0.0f;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const bool st = e == p.s || e == p.b;
+        acc = fmaf(f[e], f[e], st ? 0.0f : acc);
+        emit = e == end_a ? acc : emit;
+      }
+      if (end_a >= 0 && p.row_lo >= 0 && p.row_lo < nrows && j < nvec) gsum[p.row_lo * G + ((p.col_lo + p.s) >> 3)] = emit;
+      if (lane == 31) carry_sm[v][warp] = acc;
+      // Pass b's carry-in from the lane before (lane 0: through shared memory, after the barrier).
+      cin[v] = __shfl_up_sync(0xffffffffu, acc, 1);
+    }
+    __syncthreads();
+    // Pass b: the group continued from the previous vector: elements 0 .. first start - 1.
+#pragma unroll
+    for (int v = 0; v < kV; ++v) {
+      const int j = tid + kThreads * v;
+      if (lane == 0) cin[v] = warp > 0 ? carry_sm[v][warp - 1] : (v > 0 ? carry_sm[v - 1][kWarps - 1] : 0.0f);
+      const Place p = place_of(j, lead, D, magic);
+      float f[8];
+      unpack8(raw[v], f);
+      const int first = min(p.s, p.b);
+      float acc = cin[v];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc = e < first ? fmaf(f[e], f[e], acc) : acc;
+      if (first > 0 && p.row_lo >= 0 && p.row_lo < nrows && j < nvec) gsum[p.row_lo * G + (p.col_lo >> 3)] = acc;
+    }
+    __syncthreads();
+    for (int row = warp; row < nrows; row += kWarps) {
+      float sum = 0.0f;
+      for (int gi = lane; gi < G; gi += 32) sum = sum + gsum[row * G + gi];
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) sum = sum + __shfl_xor_sync(0xffffffffu, sum, o);
+      if (lane == 0) {
+        rrow[row] = rsqrtf(__fdiv_rn(sum, static_cast<float>(D)) + eps);
+        if (sums) sums[row0 + row] = sum;
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int v = 0; v < kV; ++v) {
+      const int j = tid + kThreads * v;
+      if (j >= nvec) continue;
+      const Place p = place_of(j, lead, D, magic);
+      float f[8];
+      unpack8(raw[v], f);
+      const float r_lo = p.row_lo >= 0 ? rrow[p.row_lo] : 0.0f;
+      const float r_hi = p.b < 8 && p.row_lo + 1 < nrows ? rrow[p.row_lo + 1] : 0.0f;
+      const float* w = wx + p.col_lo;
+      unsigned out[4];
+#pragma unroll
+      for (int e = 0; e < 8; e += 2) {
+        const float y0 = (f[e] * (e < p.b ? r_lo : r_hi)) * w[e];
+        const float y1 = (f[e + 1] * (e + 1 < p.b ? r_lo : r_hi)) * w[e + 1];
+        out[e >> 1] = bf16_bits(y0) | (bf16_bits(y1) << 16);
+      }
+      __nv_bfloat16* dst = y + vb + 8LL * j;
+      if (p.rel >= 0 && p.rel + 8 <= ne) {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(out[0], out[1], out[2], out[3]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          if (p.rel + e >= 0 && p.rel + e < ne)
+            reinterpret_cast<unsigned short*>(dst)[e] = static_cast<unsigned short>(out[e >> 1] >> (16 * (e & 1)));
+        }
+      }
+    }
+  }
+}
+
+static float bf2f(uint16_t b) {
+  uint32_t u = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+static uint16_t f2bf(float f) {  // round to nearest even (finite inputs)
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+// The canonical sum of one row (host emulation, fp32 with fma).
+static float canonical_sum(const uint16_t* row, int D) {
+  const int G = (D + 7) / 8;
+  std::vector<float> gs(G);
+  for (int gi = 0; gi < G; ++gi) {
+    float acc = 0.0f;
+    for (int c = 8 * gi; c < std::min(D, 8 * gi + 8); ++c) {
+      const float f = bf2f(row[c]);
+      acc = c == 8 * gi ? f * f : std::fma(f, f, acc);
+    }
+    gs[gi] = acc;
+  }
+  float lanes[32];
+  for (int l = 0; l < 32; ++l) {
+    float s = 0.0f;
+    for (int gi = l; gi < G; gi += 32) s = s + gs[gi];
+    lanes[l] = s;
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    float nl[32];
+    for (int l = 0; l < 32; ++l) nl[l] = lanes[l] + lanes[l ^ o];
+    std::memcpy(lanes, nl, sizeof nl);
+  }
+  return lanes[0];
+}
+
+static unsigned magic_of(int D) { return static_cast<unsigned>((1ull << 32) / static_cast<unsigned>(D) + 1); }
+
+struct Launch {
+  int k, grid;
+  size_t smem;
+};
+static Launch plan(int D, long long R) {
+  Launch l;
+  l.k = std::min<long long>(std::max(1, (kCap - 8) / D), kMaxRows);
+  const int G = (D + 7) / 8;
+  l.smem = (static_cast<size_t>((D + 8 + 3) & ~3) + static_cast<size_t>(l.k) * G) * sizeof(float);
+  int per_sm = 0, sms = 0;
+  CK(cudaFuncSetAttribute(flat_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flat_fwd, kThreads, l.smem));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  const long long tiles = (R + l.k - 1) / l.k;
+  l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(per_sm) * sms));
+  return l;
+}
+
+int main(int argc, char** argv) {
+  const int iters = 30;
+  const float eps = 1e-6f;
+  int fails = 0;
+  std::printf("%-7s %-6s %5s %5s %7s %9s %9s %7s  %s\n", "R", "D", "k", "grid", "occ", "flat_us", "copy_us", "ratio", "checks");
+  std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049}, {16384, 2049},
+                                                   {8192, 4097}, {4096, 8191}, {32768, 1537}, {1024, 1025}, {4096, 65}};
+  if (argc > 2) shapes = {{std::atoll(argv[1]), std::atoi(argv[2])}};
+  for (const auto& shape : shapes) {
+    const long long R = shape.first;
+    const int D = shape.second;
+    const size_t n = static_cast<size_t>(R) * D, pad = 16;
+    const size_t bytes = (n + pad) * 2;
+    const int sets = std::max<size_t>(2, (400u << 20) / (2 * bytes) + 1);
+    std::vector<uint16_t> hx(n + pad), hg(D);
+    std::mt19937 rng(1234 + D);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (size_t i = 0; i < n + pad; ++i) hx[i] = f2bf(nd(rng) * (1.0f + (i / D) % 7));
+    for (int c = 0; c < D; ++c) hg[c] = f2bf(1.0f + 0.1f * nd(rng));
+    std::vector<__nv_bfloat16*> dx(sets), dy(sets);
+    for (int s = 0; s < sets; ++s) {
+      CK(cudaMalloc(&dx[s], bytes));
+      CK(cudaMalloc(&dy[s], bytes));
+      CK(cudaMemcpy(dx[s], hx.data(), bytes, cudaMemcpyHostToDevice));
+    }
+    __nv_bfloat16* dg;
+    float* dsum;
+    CK(cudaMalloc(&dg, D * 2));
+    CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
+    CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
+    const Launch L = plan(D, R);
+    int occ = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, flat_fwd, kThreads, L.smem));
+    // Checks: the sums bitwise, y within 2 ulps, the batch moved one row on bitwise.
+    flat_fwd<<<L.grid, kThreads, L.smem>>>(dx[0], dy[0], dg, dsum, R, D, L.k, eps, magic_of(D));
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    std::vector<uint16_t> hy(n), hy2(n);
+    std::vector<float> hs(R);
+    CK(cudaMemcpy(hy.data(), dy[0], n * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(hs.data(), dsum, R * 4, cudaMemcpyDeviceToHost));
+    long long bad_sum = 0, bad_y = 0, bad_shift = 0;
+    for (long long r = 0; r < R; ++r) {
+      const float s = canonical_sum(&hx[r * D], D);
+      if (std::memcmp(&s, &hs[r], 4) != 0) ++bad_sum;
+      const double rr = 1.0 / std::sqrt(static_cast<double>(s) / D + eps);
+      for (int c = 0; c < D; ++c) {
+        const double ref = bf2f(hx[r * D + c]) * rr * bf2f(hg[c]);
+        const double got = bf2f(hy[r * D + c]);
+        if (std::fabs(got - ref) > 2.0 * std::ldexp(1.0, std::ilogb(std::fabs(ref) + 1e-30) - 7) + 1e-30) ++bad_y;
+      }
+    }
+    // One row on: rows 1 .. R-1 from x + D into y + D (another lead, another tile).
+    {
+      const Launch L2 = plan(D, R - 1);
+      CK(cudaMemset(dy[0], 0, bytes));
+      flat_fwd<<<L2.grid, kThreads, L2.smem>>>(dx[0] + D, dy[0] + D, dg, nullptr, R - 1, D, L2.k, eps, magic_of(D));
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      CK(cudaMemcpy(hy2.data(), dy[0], n * 2, cudaMemcpyDeviceToHost));
+      for (size_t i = D; i < n; ++i) bad_shift += hy2[i] != hy[i];
+      bad_shift += hy2[0] != 0;  // row 0 untouched
+    }
+    const bool ok = bad_sum == 0 && bad_y == 0 && bad_shift == 0;
+    fails += !ok;
+    // Timing.
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    auto time_it = [&](auto&& body) {
+      std::vector<float> ts;
+      for (int i = 0; i < iters + 3; ++i) {
+        const int s = i % sets;
+        CK(cudaEventRecord(a));
+        body(s);
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        if (i >= 3) ts.push_back(ms * 1000.0f);
+      }
+      std::sort(ts.begin(), ts.end());
+      return ts[ts.size() / 2];
+    };
+    const float tf = time_it([&](int s) { flat_fwd<<<L.grid, kThreads, L.smem>>>(dx[s], dy[s], dg, nullptr, R, D, L.k, eps, magic_of(D)); });
+    const float tc = time_it([&](int s) { CK(cudaMemcpyAsync(dy[s], dx[s], n * 2, cudaMemcpyDeviceToDevice)); });
+    std::printf("%-7lld %-6d %5d %5d %7d %9.2f %9.2f %7.3f  sums %lld bad, y %lld bad, shifted %lld differ%s\n", R, D, L.k,
+                L.grid, occ, tf, tc, tc / tf, bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
+    for (int s = 0; s < sets; ++s) {
+      CK(cudaFree(dx[s]));
+      CK(cudaFree(dy[s]));
+    }
+    CK(cudaFree(dg));
+    CK(cudaFree(dsum));
+  }
+  return fails ? 1 : 0;
+}
