@@ -85,18 +85,24 @@ __device__ __forceinline__ Place place_of(int j, int lead, int D, unsigned magic
   return p;
 }
 
-// smem: wx[D + 8] (w[k mod D], fp32), gsum[k·G]
-__global__ void __launch_bounds__(kThreads) flat_fwd(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ y,
-                                                     const __nv_bfloat16* __restrict__ g, float* __restrict__ sums,
-                                                     long long R, int D, int k, float eps, unsigned magic) {
-  extern __shared__ float smem[];
+// smem: the weights as fp32 — kW4: four copies, copy a at a·Lw holding w[(i + a) mod D], so that
+// a vector's 8 weights are two aligned 16-byte loads; else one, wx[i] = w[i mod D], 8 loads —
+// then gsum[k·G].
+__host__ __device__ constexpr int weight_len(int D) { return (D + 8 + 3) & ~3; }
+template <bool kAdd, bool kW4>
+__global__ void __launch_bounds__(kThreads, 3) flat_fwd(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ o,
+                                                     __nv_bfloat16* __restrict__ y, const __nv_bfloat16* __restrict__ g,
+                                                     float* __restrict__ sums, long long R, int D, int k, float eps,
+                                                     unsigned magic) {
+  extern __shared__ __align__(16) float smem[];
+  const int Lw = weight_len(D);
   float* wx = smem;
-  float* gsum = smem + ((D + 8 + 3) & ~3);
+  float* gsum = smem + (kW4 ? 4 : 1) * Lw;
   __shared__ float carry_sm[kV][kWarps];
   __shared__ float rrow[kMaxRows];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int G = (D + 7) / 8;
-  for (int c = tid; c < D + 8; c += kThreads) wx[c] = __bfloat162float(g[c % D]);
+  for (int c = tid; c < (kW4 ? 4 : 1) * Lw; c += kThreads) wx[c] = __bfloat162float(g[(c % Lw + c / Lw) % D]);
   __syncthreads();
   const long long ntiles = (R + k - 1) / k;
   for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
@@ -113,7 +119,39 @@ __global__ void __launch_bounds__(kThreads) flat_fwd(const __nv_bfloat16* __rest
     for (int v = 0; v < kV; ++v) {
       const int j = tid + kThreads * v;
       raw[v] = make_uint4(0, 0, 0, 0);
-      if (j < nvec) raw[v] = __ldg(reinterpret_cast<const uint4*>(x + vb + 8LL * j));
+      if (j < nvec) raw[v] = *reinterpret_cast<const uint4*>(x + vb + 8LL * j);
+    }
+    if constexpr (kAdd) {
+      // h = RN(x + o), written back over x (the residual stream), then h's bits stand for x's.
+#pragma unroll
+      for (int v = 0; v < kV; ++v) {
+        const int j = tid + kThreads * v;
+        uint4 ro = make_uint4(0, 0, 0, 0);
+        if (j < nvec) ro = __ldg(reinterpret_cast<const uint4*>(o + vb + 8LL * j));
+        float fx[8], fo[8];
+        unpack8(raw[v], fx);
+        unpack8(ro, fo);
+        unsigned hb[4];
+#pragma unroll
+        for (int e = 0; e < 8; e += 2) hb[e >> 1] = bf16_bits(fx[e] + fo[e]) | (bf16_bits(fx[e + 1] + fo[e + 1]) << 16);
+        raw[v] = make_uint4(hb[0], hb[1], hb[2], hb[3]);
+      }
+#pragma unroll
+      for (int v = 0; v < kV; ++v) {
+        const int j = tid + kThreads * v;
+        if (j >= nvec) continue;
+        const int rel = 8 * j - lead;
+        __nv_bfloat16* dst = x + vb + 8LL * j;
+        if (rel >= 0 && rel + 8 <= ne) {
+          *reinterpret_cast<uint4*>(dst) = raw[v];
+        } else {
+          const unsigned hw[4] = {raw[v].x, raw[v].y, raw[v].z, raw[v].w};
+#pragma unroll
+          for (int e = 0; e < 8; ++e)
+            if (rel + e >= 0 && rel + e < ne)
+              reinterpret_cast<unsigned short*>(dst)[e] = static_cast<unsigned short>(hw[e >> 1] >> (16 * (e & 1)));
+        }
+      }
     }
     // Pass a: the group that starts at s (if it ends in the vector: at b - 1 or at 7), and the
     // carry-out (the chain from the last start to element 7).
@@ -172,7 +210,16 @@ __global__ void __launch_bounds__(kThreads) flat_fwd(const __nv_bfloat16* __rest
       unpack8(raw[v], f);
       const float r_lo = p.row_lo >= 0 ? rrow[p.row_lo] : 0.0f;
       const float r_hi = p.b < 8 && p.row_lo + 1 < nrows ? rrow[p.row_lo + 1] : 0.0f;
-      const float* w = wx + p.col_lo;
+      float w[8];
+      if constexpr (kW4) {
+        const int a = p.col_lo & 3;
+        const float4* wa = reinterpret_cast<const float4*>(wx + a * Lw + (p.col_lo - a));
+        const float4 w0 = wa[0], w1 = wa[1];
+        w[0] = w0.x, w[1] = w0.y, w[2] = w0.z, w[3] = w0.w, w[4] = w1.x, w[5] = w1.y, w[6] = w1.z, w[7] = w1.w;
+      } else {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) w[e] = wx[p.col_lo + e];
+      }
       unsigned out[4];
 #pragma unroll
       for (int e = 0; e < 8; e += 2) {
@@ -235,89 +282,93 @@ static float canonical_sum(const uint16_t* row, int D) {
 static unsigned magic_of(int D) { return static_cast<unsigned>((1ull << 32) / static_cast<unsigned>(D) + 1); }
 
 struct Launch {
-  int k, grid;
+  int k, grid, occ;
   size_t smem;
 };
+template <bool kAdd, bool kW4>
 static Launch plan(int D, long long R) {
   Launch l;
   l.k = std::min<long long>(std::max(1, (kCap - 8) / D), kMaxRows);
   const int G = (D + 7) / 8;
-  l.smem = (static_cast<size_t>((D + 8 + 3) & ~3) + static_cast<size_t>(l.k) * G) * sizeof(float);
-  int per_sm = 0, sms = 0;
-  CK(cudaFuncSetAttribute(flat_fwd, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, flat_fwd, kThreads, l.smem));
+  l.smem = (static_cast<size_t>(kW4 ? 4 : 1) * weight_len(D) + static_cast<size_t>(l.k) * G) * sizeof(float);
+  int sms = 0;
+  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4>, kThreads, l.smem));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long tiles = (R + l.k - 1) / l.k;
-  l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(per_sm) * sms));
+  l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(l.occ) * sms));
   return l;
 }
 
-int main(int argc, char** argv) {
+// One shape, one form: checks, then the median time against a copy of the same bytes.
+template <bool kAdd, bool kW4>
+static bool run_shape(long long R, int D, bool timing) {
   const int iters = 30;
   const float eps = 1e-6f;
-  int fails = 0;
-  std::printf("%-7s %-6s %5s %5s %7s %9s %9s %7s  %s\n", "R", "D", "k", "grid", "occ", "flat_us", "copy_us", "ratio", "checks");
-  std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049}, {16384, 2049},
-                                                   {8192, 4097}, {4096, 8191}, {32768, 1537}, {1024, 1025}, {4096, 65}};
-  if (argc > 2) shapes = {{std::atoll(argv[1]), std::atoi(argv[2])}};
-  for (const auto& shape : shapes) {
-    const long long R = shape.first;
-    const int D = shape.second;
-    const size_t n = static_cast<size_t>(R) * D, pad = 16;
-    const size_t bytes = (n + pad) * 2;
-    const int sets = std::max<size_t>(2, (400u << 20) / (2 * bytes) + 1);
-    std::vector<uint16_t> hx(n + pad), hg(D);
-    std::mt19937 rng(1234 + D);
-    std::normal_distribution<float> nd(0.0f, 1.0f);
-    for (size_t i = 0; i < n + pad; ++i) hx[i] = f2bf(nd(rng) * (1.0f + (i / D) % 7));
-    for (int c = 0; c < D; ++c) hg[c] = f2bf(1.0f + 0.1f * nd(rng));
-    std::vector<__nv_bfloat16*> dx(sets), dy(sets);
-    for (int s = 0; s < sets; ++s) {
-      CK(cudaMalloc(&dx[s], bytes));
-      CK(cudaMalloc(&dy[s], bytes));
-      CK(cudaMemcpy(dx[s], hx.data(), bytes, cudaMemcpyHostToDevice));
+  const size_t n = static_cast<size_t>(R) * D, pad = 16;
+  const int tensors = kAdd ? 2 : 1;
+  const size_t bytes = (static_cast<size_t>(tensors) * n + 2 * pad) * 2;  // [x | pad | o | pad]
+  const int sets = static_cast<int>(std::max<size_t>(2, (400u << 20) / (2 * bytes) + 1));
+  std::vector<uint16_t> hx(n + pad), ho(n + pad), hg(D);
+  std::mt19937 rng(1234 + D);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (size_t i = 0; i < n + pad; ++i) hx[i] = f2bf(nd(rng) * (1.0f + (i / D) % 7));
+  for (size_t i = 0; i < n + pad; ++i) ho[i] = f2bf(nd(rng));
+  for (int c = 0; c < D; ++c) hg[c] = f2bf(1.0f + 0.1f * nd(rng));
+  std::vector<__nv_bfloat16*> A(sets), B(sets);  // A: x (and o), B: y (and h's copy target)
+  for (int s = 0; s < sets; ++s) {
+    CK(cudaMalloc(&A[s], bytes));
+    CK(cudaMalloc(&B[s], bytes));
+    CK(cudaMemcpy(A[s], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+    if (kAdd) CK(cudaMemcpy(A[s] + n + pad, ho.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+  }
+  auto xo = [&](int s) { return A[s] + n + pad; };
+  __nv_bfloat16* dg;
+  float* dsum;
+  CK(cudaMalloc(&dg, D * 2));
+  CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
+  CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
+  const Launch L = plan<kAdd, kW4>(D, R);
+  auto launch = [&](const Launch& l, __nv_bfloat16* x, const __nv_bfloat16* o, __nv_bfloat16* y, float* sums, long long rows) {
+    flat_fwd<kAdd, kW4><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
+  };
+  launch(L, A[0], xo(0), B[0], dsum, R);
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  std::vector<uint16_t> hy(n), hy2(n), hh(n);
+  std::vector<float> hs(R);
+  CK(cudaMemcpy(hy.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hh.data(), A[0], n * 2, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hs.data(), dsum, R * 4, cudaMemcpyDeviceToHost));
+  std::vector<uint16_t> href(n);
+  for (size_t i = 0; i < n; ++i) href[i] = kAdd ? f2bf(bf2f(hx[i]) + bf2f(ho[i])) : hx[i];
+  long long bad_h = 0, bad_sum = 0, bad_y = 0, bad_shift = 0;
+  for (size_t i = 0; i < n; ++i) bad_h += hh[i] != href[i];
+  for (long long r = 0; r < R; ++r) {
+    const float s = canonical_sum(&href[r * D], D);
+    if (std::memcmp(&s, &hs[r], 4) != 0) ++bad_sum;
+    const double rr = 1.0 / std::sqrt(static_cast<double>(s) / D + eps);
+    for (int c = 0; c < D; ++c) {
+      const double ref = bf2f(href[r * D + c]) * rr * bf2f(hg[c]);
+      const double got = bf2f(hy[r * D + c]);
+      if (std::fabs(got - ref) > 2.0 * std::ldexp(1.0, std::ilogb(std::fabs(ref) + 1e-30) - 7) + 1e-30) ++bad_y;
     }
-    __nv_bfloat16* dg;
-    float* dsum;
-    CK(cudaMalloc(&dg, D * 2));
-    CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
-    CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
-    const Launch L = plan(D, R);
-    int occ = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, flat_fwd, kThreads, L.smem));
-    // Checks: the sums bitwise, y within 2 ulps, the batch moved one row on bitwise.
-    flat_fwd<<<L.grid, kThreads, L.smem>>>(dx[0], dy[0], dg, dsum, R, D, L.k, eps, magic_of(D));
+  }
+  // One row on: rows 1 .. R-1 (another lead, another tile) from fresh inputs.
+  {
+    CK(cudaMemcpy(A[0], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+    CK(cudaMemset(B[0], 0, n * 2));
+    const Launch L2 = plan<kAdd, kW4>(D, R - 1);
+    launch(L2, A[0] + D, xo(0) + D, B[0] + D, nullptr, R - 1);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
-    std::vector<uint16_t> hy(n), hy2(n);
-    std::vector<float> hs(R);
-    CK(cudaMemcpy(hy.data(), dy[0], n * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(hs.data(), dsum, R * 4, cudaMemcpyDeviceToHost));
-    long long bad_sum = 0, bad_y = 0, bad_shift = 0;
-    for (long long r = 0; r < R; ++r) {
-      const float s = canonical_sum(&hx[r * D], D);
-      if (std::memcmp(&s, &hs[r], 4) != 0) ++bad_sum;
-      const double rr = 1.0 / std::sqrt(static_cast<double>(s) / D + eps);
-      for (int c = 0; c < D; ++c) {
-        const double ref = bf2f(hx[r * D + c]) * rr * bf2f(hg[c]);
-        const double got = bf2f(hy[r * D + c]);
-        if (std::fabs(got - ref) > 2.0 * std::ldexp(1.0, std::ilogb(std::fabs(ref) + 1e-30) - 7) + 1e-30) ++bad_y;
-      }
-    }
-    // One row on: rows 1 .. R-1 from x + D into y + D (another lead, another tile).
-    {
-      const Launch L2 = plan(D, R - 1);
-      CK(cudaMemset(dy[0], 0, bytes));
-      flat_fwd<<<L2.grid, kThreads, L2.smem>>>(dx[0] + D, dy[0] + D, dg, nullptr, R - 1, D, L2.k, eps, magic_of(D));
-      CK(cudaGetLastError());
-      CK(cudaDeviceSynchronize());
-      CK(cudaMemcpy(hy2.data(), dy[0], n * 2, cudaMemcpyDeviceToHost));
-      for (size_t i = D; i < n; ++i) bad_shift += hy2[i] != hy[i];
-      bad_shift += hy2[0] != 0;  // row 0 untouched
-    }
-    const bool ok = bad_sum == 0 && bad_y == 0 && bad_shift == 0;
-    fails += !ok;
-    // Timing.
+    CK(cudaMemcpy(hy2.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
+    for (size_t i = D; i < n; ++i) bad_shift += hy2[i] != hy[i];
+    for (int c = 0; c < D; ++c) bad_shift += hy2[c] != 0;  // row 0 untouched
+  }
+  const bool ok = bad_h == 0 && bad_sum == 0 && bad_y == 0 && bad_shift == 0;
+  float tf = 0, tc = 0;
+  if (timing) {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -336,16 +387,39 @@ int main(int argc, char** argv) {
       std::sort(ts.begin(), ts.end());
       return ts[ts.size() / 2];
     };
-    const float tf = time_it([&](int s) { flat_fwd<<<L.grid, kThreads, L.smem>>>(dx[s], dy[s], dg, nullptr, R, D, L.k, eps, magic_of(D)); });
-    const float tc = time_it([&](int s) { CK(cudaMemcpyAsync(dy[s], dx[s], n * 2, cudaMemcpyDeviceToDevice)); });
-    std::printf("%-7lld %-6d %5d %5d %7d %9.2f %9.2f %7.3f  sums %lld bad, y %lld bad, shifted %lld differ%s\n", R, D, L.k,
-                L.grid, occ, tf, tc, tc / tf, bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
-    for (int s = 0; s < sets; ++s) {
-      CK(cudaFree(dx[s]));
-      CK(cudaFree(dy[s]));
-    }
-    CK(cudaFree(dg));
-    CK(cudaFree(dsum));
+    tf = time_it([&](int s) { launch(L, A[s], xo(s), B[s], nullptr, R); });
+    // The same bytes: the forward moves 2N elements (x in, y out), the fused add 4N.
+    tc = time_it([&](int s) { CK(cudaMemcpyAsync(B[s], A[s], static_cast<size_t>(tensors) * (n + pad) * 2, cudaMemcpyDeviceToDevice)); });
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
   }
+  std::printf("%-9s %-3s %-7lld %-6d %4d %5d %4d %9.2f %9.2f %7.3f  h %lld, sums %lld, y %lld bad, shifted %lld differ%s\n",
+              kAdd ? "add" : "forward", kW4 ? "w4" : "w1", R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
+              bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
+  for (int s = 0; s < sets; ++s) {
+    CK(cudaFree(A[s]));
+    CK(cudaFree(B[s]));
+  }
+  CK(cudaFree(dg));
+  CK(cudaFree(dsum));
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  int fails = 0;
+  std::printf("%-9s %-3s %-7s %-6s %4s %5s %4s %9s %9s %7s  %s\n", "op", "w", "R", "D", "k", "grid", "occ", "flat_us", "copy_us",
+              "ratio", "checks");
+  std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049}, {16384, 2049},
+                                                   {8192, 4097}, {4096, 8191}, {32768, 1537}, {1024, 1025}, {4096, 65},
+                                                   {1000, 9}, {333, 17}};
+  if (argc > 2) shapes = {{std::atoll(argv[1]), std::atoi(argv[2])}};
+  for (const auto& shape : shapes) {
+    const long long R = shape.first;
+    const int D = shape.second;
+    fails += !run_shape<false, false>(R, D, true);
+    fails += !run_shape<false, true>(R, D, true);
+    fails += !run_shape<true, true>(R, D, true);
+  }
+  std::printf("%s: %d failing\n", fails ? "FAIL" : "ok", fails);
   return fails ? 1 : 0;
 }
