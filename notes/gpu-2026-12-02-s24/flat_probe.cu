@@ -409,9 +409,8 @@ int main(int argc, char** argv) {
   int fails = 0;
   std::printf("%-9s %-3s %-7s %-6s %4s %5s %4s %9s %9s %7s  %s\n", "op", "w", "R", "D", "k", "grid", "occ", "flat_us", "copy_us",
               "ratio", "checks");
-  std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049}, {16384, 2049},
-                                                   {8192, 4097}, {4096, 8191}, {32768, 1537}, {1024, 1025}, {4096, 65},
-                                                   {1000, 9}, {333, 17}};
+  std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049},
+                                                   {8192, 4097}, {4096, 8191}, {1000, 9}, {333, 17}};
   if (argc > 2) shapes = {{std::atoll(argv[1]), std::atoi(argv[2])}};
   for (const auto& shape : shapes) {
     const long long R = shape.first;
