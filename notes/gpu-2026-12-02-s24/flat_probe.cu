@@ -89,8 +89,8 @@ __device__ __forceinline__ Place place_of(int j, int lead, int D, unsigned magic
 // a vector's 8 weights are two aligned 16-byte loads; else one, wx[i] = w[i mod D], 8 loads —
 // then gsum[k·G].
 __host__ __device__ constexpr int weight_len(int D) { return (D + 8 + 3) & ~3; }
-template <bool kAdd, bool kW4>
-__global__ void __launch_bounds__(kThreads, 3) flat_fwd(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ o,
+template <bool kAdd, bool kW4, bool kPrefetch>
+__global__ void __launch_bounds__(kThreads, kPrefetch ? 2 : 3) flat_fwd(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ o,
                                                      __nv_bfloat16* __restrict__ y, const __nv_bfloat16* __restrict__ g,
                                                      float* __restrict__ sums, long long R, int D, int k, float eps,
                                                      unsigned magic) {
@@ -105,6 +105,27 @@ __global__ void __launch_bounds__(kThreads, 3) flat_fwd(__nv_bfloat16* __restric
   for (int c = tid; c < (kW4 ? 4 : 1) * Lw; c += kThreads) wx[c] = __bfloat162float(g[(c % Lw + c / Lw) % D]);
   __syncthreads();
   const long long ntiles = (R + k - 1) / k;
+  // A tile's vectors in registers (x, and o for the fused add). kPrefetch: the next tile's loads
+  // are issued before this tile's passes (its barriers and stores overlap them).
+  auto load = [&](long long tile, uint4 (&rx)[kV], uint4 (&ro)[kV]) {
+    if (tile >= ntiles) return;
+    const long long e0 = tile * k * D;
+    const int ne = static_cast<int>(min(static_cast<long long>(k), R - tile * k)) * D;
+    const int lead = static_cast<int>((reinterpret_cast<std::uintptr_t>(x + e0) & 15) >> 1);
+    const int nvec = (lead + ne + 7) >> 3;
+#pragma unroll
+    for (int v = 0; v < kV; ++v) {
+      const int j = tid + kThreads * v;
+      rx[v] = make_uint4(0, 0, 0, 0);
+      if (j < nvec) rx[v] = *reinterpret_cast<const uint4*>(x + (e0 - lead) + 8LL * j);
+      if constexpr (kAdd) {
+        ro[v] = make_uint4(0, 0, 0, 0);
+        if (j < nvec) ro[v] = __ldg(reinterpret_cast<const uint4*>(o + (e0 - lead) + 8LL * j));
+      }
+    }
+  };
+  uint4 nx[kV], no[kV];
+  if constexpr (kPrefetch) load(blockIdx.x, nx, no);
   for (long long tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
     const long long row0 = tile * k;
     const int nrows = static_cast<int>(min(static_cast<long long>(k), R - row0));
@@ -113,24 +134,24 @@ __global__ void __launch_bounds__(kThreads, 3) flat_fwd(__nv_bfloat16* __restric
     const int lead = static_cast<int>((reinterpret_cast<std::uintptr_t>(x + e0) & 15) >> 1);
     const long long vb = e0 - lead;
     const int nvec = (lead + ne + 7) >> 3;
-    uint4 raw[kV];
+    uint4 raw[kV], rawo[kV];
     float cin[kV];
+    if constexpr (kPrefetch) {
 #pragma unroll
-    for (int v = 0; v < kV; ++v) {
-      const int j = tid + kThreads * v;
-      raw[v] = make_uint4(0, 0, 0, 0);
-      if (j < nvec) raw[v] = *reinterpret_cast<const uint4*>(x + vb + 8LL * j);
+      for (int v = 0; v < kV; ++v) raw[v] = nx[v], rawo[v] = no[v];
+      load(tile + gridDim.x, nx, no);
+    } else {
+      load(tile, raw, rawo);
     }
     if constexpr (kAdd) {
       // h = RN(x + o), written back over x (the residual stream), then h's bits stand for x's.
 #pragma unroll
       for (int v = 0; v < kV; ++v) {
         const int j = tid + kThreads * v;
-        uint4 ro = make_uint4(0, 0, 0, 0);
-        if (j < nvec) ro = __ldg(reinterpret_cast<const uint4*>(o + vb + 8LL * j));
+        (void)j;
         float fx[8], fo[8];
         unpack8(raw[v], fx);
-        unpack8(ro, fo);
+        unpack8(rawo[v], fo);
         unsigned hb[4];
 #pragma unroll
         for (int e = 0; e < 8; e += 2) hb[e >> 1] = bf16_bits(fx[e] + fo[e]) | (bf16_bits(fx[e + 1] + fo[e + 1]) << 16);
@@ -285,15 +306,15 @@ struct Launch {
   int k, grid, occ;
   size_t smem;
 };
-template <bool kAdd, bool kW4>
+template <bool kAdd, bool kW4, bool kPrefetch>
 static Launch plan(int D, long long R) {
   Launch l;
-  l.k = std::min<long long>(std::max(1, (kCap - 8) / D), kMaxRows);
+  l.k = std::min<long long>(std::max(1, (kCap - 7) / D), kMaxRows);  // k·D + lead <= kCap
   const int G = (D + 7) / 8;
   l.smem = (static_cast<size_t>(kW4 ? 4 : 1) * weight_len(D) + static_cast<size_t>(l.k) * G) * sizeof(float);
   int sms = 0;
-  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4>, kThreads, l.smem));
+  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4, kPrefetch>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4, kPrefetch>, kThreads, l.smem));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long tiles = (R + l.k - 1) / l.k;
   l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(l.occ) * sms));
@@ -301,11 +322,11 @@ static Launch plan(int D, long long R) {
 }
 
 // One shape, one form: checks, then the median time against a copy of the same bytes.
-template <bool kAdd, bool kW4>
+template <bool kAdd, bool kW4, bool kPrefetch>
 static bool run_shape(long long R, int D, bool timing) {
   const int iters = 30;
   const float eps = 1e-6f;
-  const size_t n = static_cast<size_t>(R) * D, pad = 16;
+  const size_t n = static_cast<size_t>(R) * D, pad = 16 + (8 - (static_cast<size_t>(R) * D) % 8) % 8;  // o at x's lead
   const int tensors = kAdd ? 2 : 1;
   const size_t bytes = (static_cast<size_t>(tensors) * n + 2 * pad) * 2;  // [x | pad | o | pad]
   const int sets = static_cast<int>(std::max<size_t>(2, (400u << 20) / (2 * bytes) + 1));
@@ -328,9 +349,9 @@ static bool run_shape(long long R, int D, bool timing) {
   CK(cudaMalloc(&dg, D * 2));
   CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
   CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
-  const Launch L = plan<kAdd, kW4>(D, R);
+  const Launch L = plan<kAdd, kW4, kPrefetch>(D, R);
   auto launch = [&](const Launch& l, __nv_bfloat16* x, const __nv_bfloat16* o, __nv_bfloat16* y, float* sums, long long rows) {
-    flat_fwd<kAdd, kW4><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
+    flat_fwd<kAdd, kW4, kPrefetch><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
   };
   launch(L, A[0], xo(0), B[0], dsum, R);
   CK(cudaGetLastError());
@@ -358,7 +379,7 @@ static bool run_shape(long long R, int D, bool timing) {
   {
     CK(cudaMemcpy(A[0], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
     CK(cudaMemset(B[0], 0, n * 2));
-    const Launch L2 = plan<kAdd, kW4>(D, R - 1);
+    const Launch L2 = plan<kAdd, kW4, kPrefetch>(D, R - 1);
     launch(L2, A[0] + D, xo(0) + D, B[0] + D, nullptr, R - 1);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -394,7 +415,7 @@ static bool run_shape(long long R, int D, bool timing) {
     CK(cudaEventDestroy(b));
   }
   std::printf("%-9s %-3s %-7lld %-6d %4d %5d %4d %9.2f %9.2f %7.3f  h %lld, sums %lld, y %lld bad, shifted %lld differ%s\n",
-              kAdd ? "add" : "forward", kW4 ? "w4" : "w1", R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
+              kAdd ? "add" : "forward", kW4 ? (kPrefetch ? "w4p" : "w4") : "w1", R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
               bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
   for (int s = 0; s < sets; ++s) {
     CK(cudaFree(A[s]));
@@ -410,14 +431,20 @@ int main(int argc, char** argv) {
   std::printf("%-9s %-3s %-7s %-6s %4s %5s %4s %9s %9s %7s  %s\n", "op", "w", "R", "D", "k", "grid", "occ", "flat_us", "copy_us",
               "ratio", "checks");
   std::vector<std::pair<long long, int>> shapes = {{32768, 1025}, {32768, 513}, {4096, 1025}, {32768, 2049},
-                                                   {8192, 4097}, {4096, 8191}, {1000, 9}, {333, 17}};
+                                                   {8192, 4097}, {4096, 8191}, {4096, 8185}, {1000, 9}, {333, 17}};
   if (argc > 2) shapes = {{std::atoll(argv[1]), std::atoi(argv[2])}};
   for (const auto& shape : shapes) {
     const long long R = shape.first;
     const int D = shape.second;
-    fails += !run_shape<false, false>(R, D, true);
-    fails += !run_shape<false, true>(R, D, true);
-    fails += !run_shape<true, true>(R, D, true);
+    if (D + 7 > kCap || D < 9) {  // a tile holds one row at least, lead included; groups need D >= 9
+      std::printf("%-7lld %-6d unsupported by the probe (9 <= D <= %d)\n", R, D, kCap - 7);
+      continue;
+    }
+    fails += !run_shape<false, false, false>(R, D, true);
+    fails += !run_shape<false, true, false>(R, D, true);
+    fails += !run_shape<false, true, true>(R, D, true);
+    fails += !run_shape<true, true, false>(R, D, true);
+    fails += !run_shape<true, true, true>(R, D, true);
   }
   std::printf("%s: %d failing\n", fails ? "FAIL" : "ok", fails);
   return fails ? 1 : 0;
