@@ -4,6 +4,12 @@
 # a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
+# What $OUT held before this script (a caller's own logs, its tables): left as they are by the
+# summary's packing below, which bundles and removes only what this script wrote (session 24,
+# call 1: a wrapper's log in the same $OUT was packed away and its own logs.tgz overwrote ours).
+declare -A PREEXISTING
+for f in "$OUT"/* "$OUT"/.[!.]*; do [ -e "$f" ] && PREEXISTING[$(basename "$f")]=1; done
+LOGS_TGZ=logs.tgz; [ -n "${PREEXISTING[logs.tgz]:-}" ] && LOGS_TGZ=gpu_session_logs.tgz
 STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, packed, props, fuzz, bench_ab, peers, profile
 # Every Catch2 run given test names runs with -w NoTests: a filter that matches nothing fails
 # (exit 2) instead of passing with "No tests ran" (Catch2 v2 ANDs test specs given as separate
@@ -289,9 +295,19 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
 fi
 step summary
 for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort | tee "$OUT/summary.txt"
-# At most 8 files come back: pack the logs into one archive.
-(cd "$OUT" && tar czf logs.tgz --exclude logs.tgz --exclude summary.txt --exclude bench.csv --exclude peers.csv --exclude sass.txt.gz * && \
-  find . -mindepth 1 -maxdepth 1 ! -name logs.tgz ! -name summary.txt ! -name bench.csv ! -name peers.csv ! -name sass.txt.gz -exec rm -rf {} +)
+# At most 8 files come back: pack this script's logs into one archive ($LOGS_TGZ), keeping
+# summary.txt, bench.csv, peers.csv and sass.txt.gz beside it and whatever $OUT held before.
+(
+  cd "$OUT" || exit 0
+  packed=()
+  for f in * .[!.]*; do
+    [ -e "$f" ] || continue
+    case "$f" in "$LOGS_TGZ" | summary.txt | bench.csv | peers.csv | sass.txt.gz) continue ;; esac
+    [ -n "${PREEXISTING[$f]:-}" ] && continue
+    packed+=("$f")
+  done
+  if [ ${#packed[@]} -gt 0 ] && tar czf "$LOGS_TGZ" -- "${packed[@]}"; then rm -rf -- "${packed[@]}"; fi
+)
 # Honest exit status: 1 when any step failed (its own status is in summary.txt).
 for k in "${!RESULT[@]}"; do [ "${RESULT[$k]}" = 0 ] || exit 1; done
 exit 0
