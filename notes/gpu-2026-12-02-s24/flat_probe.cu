@@ -25,8 +25,9 @@
 //
 // Checks: the row sums bitwise against a host emulation of the canonical order; y against
 // (x·r·w) from the host's sum (2 bf16 ulps); the batch moved one row on (every row at another
-// alignment and tile position) bitwise equal. Timing: median of 30 against a device copy of the
-// same bytes, rotated over buffer sets larger than L2.
+// alignment and tile position) bitwise equal. Timing: the bench's (bench/event_timing.cuh), median
+// of 30 against a device copy of the same bytes, rotated over buffer sets larger than L2.
+// Build (repository root): nvcc -O3 -std=c++17 -gencode=arch=compute_90,code=sm_90 -I bench <this file>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -39,6 +40,8 @@
 #include <random>
 #include <vector>
 
+#include "event_timing.cuh"  // bench/: time_us, the bench's own timing
+
 #define CK(x)                                                                               \
   do {                                                                                      \
     cudaError_t e_ = (x);                                                                   \
@@ -48,8 +51,12 @@
     }                                                                                       \
   } while (0)
 
-constexpr int kThreads = 256, kWarps = kThreads / 32, kV = 4;
-constexpr int kCap = kThreads * kV * 8;  // elements a tile's vectors hold
+constexpr int kThreads = 256, kWarps = kThreads / 32;
+// kV vectors a thread (a template parameter): a tile holds kThreads·kV·8 elements.
+constexpr int cap_of(int v) { return kThreads * v * 8; }
+constexpr int kCap = cap_of(4);  // the widest tile (kV = 4)
+// Blocks an SM the launch bounds ask for: fewer registers where more tiles should be in flight.
+constexpr int min_blocks(int v, bool prefetch) { return v >= 4 ? (prefetch ? 2 : 3) : (prefetch ? 3 : 5); }
 constexpr int kMaxRows = 64;
 
 __device__ __forceinline__ void unpack8(const uint4& v, float (&f)[8]) {
@@ -89,8 +96,8 @@ __device__ __forceinline__ Place place_of(int j, int lead, int D, unsigned magic
 // a vector's 8 weights are two aligned 16-byte loads; else one, wx[i] = w[i mod D], 8 loads —
 // then gsum[k·G].
 __host__ __device__ constexpr int weight_len(int D) { return (D + 8 + 3) & ~3; }
-template <bool kAdd, bool kW4, bool kPrefetch>
-__global__ void __launch_bounds__(kThreads, kPrefetch ? 2 : 3) flat_fwd(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ o,
+template <bool kAdd, bool kW4, bool kPrefetch, int kV>
+__global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(__nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ o,
                                                      __nv_bfloat16* __restrict__ y, const __nv_bfloat16* __restrict__ g,
                                                      float* __restrict__ sums, long long R, int D, int k, float eps,
                                                      unsigned magic) {
@@ -300,21 +307,26 @@ static float canonical_sum(const uint16_t* row, int D) {
   return lanes[0];
 }
 
+static const char* form_name(bool w4, bool prefetch, int v) {
+  static char buf[16];
+  std::snprintf(buf, sizeof buf, "%s%s%d", w4 ? "w4" : "w1", prefetch ? "p" : "", v);
+  return buf;
+}
 static unsigned magic_of(int D) { return static_cast<unsigned>((1ull << 32) / static_cast<unsigned>(D) + 1); }
 
 struct Launch {
   int k, grid, occ;
   size_t smem;
 };
-template <bool kAdd, bool kW4, bool kPrefetch>
+template <bool kAdd, bool kW4, bool kPrefetch, int kV>
 static Launch plan(int D, long long R) {
   Launch l;
-  l.k = std::min<long long>(std::max(1, (kCap - 7) / D), kMaxRows);  // k·D + lead <= kCap
+  l.k = std::min<long long>(std::max(1, (cap_of(kV) - 7) / D), kMaxRows);  // k·D + lead <= the tile
   const int G = (D + 7) / 8;
   l.smem = (static_cast<size_t>(kW4 ? 4 : 1) * weight_len(D) + static_cast<size_t>(l.k) * G) * sizeof(float);
   int sms = 0;
-  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4, kPrefetch>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4, kPrefetch>, kThreads, l.smem));
+  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4, kPrefetch, kV>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4, kPrefetch, kV>, kThreads, l.smem));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long tiles = (R + l.k - 1) / l.k;
   l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(l.occ) * sms));
@@ -322,9 +334,8 @@ static Launch plan(int D, long long R) {
 }
 
 // One shape, one form: checks, then the median time against a copy of the same bytes.
-template <bool kAdd, bool kW4, bool kPrefetch>
+template <bool kAdd, bool kW4, bool kPrefetch, int kV>
 static bool run_shape(long long R, int D, bool timing) {
-  const int iters = 30;
   const float eps = 1e-6f;
   const size_t n = static_cast<size_t>(R) * D, pad = 16 + (8 - (static_cast<size_t>(R) * D) % 8) % 8;  // o at x's lead
   const int tensors = kAdd ? 2 : 1;
@@ -349,9 +360,9 @@ static bool run_shape(long long R, int D, bool timing) {
   CK(cudaMalloc(&dg, D * 2));
   CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
   CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
-  const Launch L = plan<kAdd, kW4, kPrefetch>(D, R);
+  const Launch L = plan<kAdd, kW4, kPrefetch, kV>(D, R);
   auto launch = [&](const Launch& l, __nv_bfloat16* x, const __nv_bfloat16* o, __nv_bfloat16* y, float* sums, long long rows) {
-    flat_fwd<kAdd, kW4, kPrefetch><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
+    flat_fwd<kAdd, kW4, kPrefetch, kV><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
   };
   launch(L, A[0], xo(0), B[0], dsum, R);
   CK(cudaGetLastError());
@@ -379,7 +390,7 @@ static bool run_shape(long long R, int D, bool timing) {
   {
     CK(cudaMemcpy(A[0], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
     CK(cudaMemset(B[0], 0, n * 2));
-    const Launch L2 = plan<kAdd, kW4, kPrefetch>(D, R - 1);
+    const Launch L2 = plan<kAdd, kW4, kPrefetch, kV>(D, R - 1);
     launch(L2, A[0] + D, xo(0) + D, B[0] + D, nullptr, R - 1);
     CK(cudaGetLastError());
     CK(cudaDeviceSynchronize());
@@ -390,32 +401,16 @@ static bool run_shape(long long R, int D, bool timing) {
   const bool ok = bad_h == 0 && bad_sum == 0 && bad_y == 0 && bad_shift == 0;
   float tf = 0, tc = 0;
   if (timing) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    auto time_it = [&](auto&& body) {
-      std::vector<float> ts;
-      for (int i = 0; i < iters + 3; ++i) {
-        const int s = i % sets;
-        CK(cudaEventRecord(a));
-        body(s);
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        if (i >= 3) ts.push_back(ms * 1000.0f);
-      }
-      std::sort(ts.begin(), ts.end());
-      return ts[ts.size() / 2];
-    };
-    tf = time_it([&](int s) { launch(L, A[s], xo(s), B[s], nullptr, R); });
+    // The bench's timing (bench/event_timing.cuh): events around each call queued behind a
+    // stream-holding kernel, so no launch latency is counted; median of 30.
+    tf = static_cast<float>(time_us([&](int s) { launch(L, A[s], xo(s), B[s], nullptr, R); }, sets, 30, false, 0));
     // The same bytes: the forward moves 2N elements (x in, y out), the fused add 4N.
-    tc = time_it([&](int s) { CK(cudaMemcpyAsync(B[s], A[s], static_cast<size_t>(tensors) * (n + pad) * 2, cudaMemcpyDeviceToDevice)); });
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
+    tc = static_cast<float>(time_us(
+        [&](int s) { CK(cudaMemcpyAsync(B[s], A[s], static_cast<size_t>(tensors) * (n + pad) * 2, cudaMemcpyDeviceToDevice, 0)); },
+        sets, 30, false, 0));
   }
   std::printf("%-9s %-3s %-7lld %-6d %4d %5d %4d %9.2f %9.2f %7.3f  h %lld, sums %lld, y %lld bad, shifted %lld differ%s\n",
-              kAdd ? "add" : "forward", kW4 ? (kPrefetch ? "w4p" : "w4") : "w1", R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
+              kAdd ? "add" : "forward", form_name(kW4, kPrefetch, kV), R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
               bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
   for (int s = 0; s < sets; ++s) {
     CK(cudaFree(A[s]));
@@ -440,11 +435,19 @@ int main(int argc, char** argv) {
       std::printf("%-7lld %-6d unsupported by the probe (9 <= D <= %d)\n", R, D, kCap - 7);
       continue;
     }
-    fails += !run_shape<false, false, false>(R, D, true);
-    fails += !run_shape<false, true, false>(R, D, true);
-    fails += !run_shape<false, true, true>(R, D, true);
-    fails += !run_shape<true, true, false>(R, D, true);
-    fails += !run_shape<true, true, true>(R, D, true);
+    // Forms: weights (w1 / w4), prefetch (p), vectors a thread (4, or 2 with more blocks an SM);
+    // the name reads w4p2: four weight copies, prefetch, two vectors. V = 2 holds rows up to 4089.
+    fails += !run_shape<false, false, false, 4>(R, D, true);
+    fails += !run_shape<false, true, false, 4>(R, D, true);
+    fails += !run_shape<false, true, true, 4>(R, D, true);
+    fails += !run_shape<true, true, false, 4>(R, D, true);
+    fails += !run_shape<true, true, true, 4>(R, D, true);
+    if (D + 7 <= cap_of(2)) {
+      fails += !run_shape<false, true, false, 2>(R, D, true);
+      fails += !run_shape<false, true, true, 2>(R, D, true);
+      fails += !run_shape<true, true, false, 2>(R, D, true);
+      fails += !run_shape<true, true, true, 2>(R, D, true);
+    }
   }
   std::printf("%s: %d failing\n", fails ? "FAIL" : "ok", fails);
   return fails ? 1 : 0;
