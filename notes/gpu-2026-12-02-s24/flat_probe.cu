@@ -92,6 +92,18 @@ __device__ __forceinline__ Place place_of(int j, int lead, int D, unsigned magic
   return p;
 }
 
+// The same place from a kept row_lo / col_lo (passes b and 2).
+__device__ __forceinline__ Place place_at(int j, int lead, int D, int row_lo, int col_lo) {
+  Place p;
+  p.rel = 8 * j - lead;
+  p.row_lo = row_lo;
+  p.col_lo = col_lo;
+  p.b = D - col_lo;
+  const int s = (-col_lo) & 7;
+  p.s = s < p.b ? s : 8;
+  return p;
+}
+
 // smem: the weights as fp32 — kW4: four copies, copy a at a·Lw holding w[(i + a) mod D], so that
 // a vector's 8 weights are two aligned 16-byte loads; else one, wx[i] = w[i mod D], 8 loads —
 // then gsum[k·G].
@@ -143,6 +155,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(
     const int nvec = (lead + ne + 7) >> 3;
     uint4 raw[kV], rawo[kV];
     float cin[kV];
+    int row_lo[kV], col_lo[kV];  // each vector's place, formed once (pass a) and kept
     if constexpr (kPrefetch) {
 #pragma unroll
       for (int v = 0; v < kV; ++v) raw[v] = nx[v], rawo[v] = no[v];
@@ -187,15 +200,20 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(
     for (int v = 0; v < kV; ++v) {
       const int j = tid + kThreads * v;
       const Place p = place_of(j, lead, D, magic);
+      row_lo[v] = p.row_lo;
+      col_lo[v] = p.col_lo;
       float f[8];
       unpack8(raw[v], f);
+      // The element tests as bit tests of per-vector masks (a LOP3 into a predicate each).
+      const unsigned start_mask = ((1u << p.s) | (1u << min(p.b, 8))) & 0xffu;
       const int end_a = p.s < 8 ? (p.b <= 8 ? p.b - 1 : (p.s == 0 ? 7 : -1)) : -1;
+      const unsigned emit_mask = end_a >= 0 ? 1u << end_a : 0u;
       float acc = 0.0f, emit = 0.0f;
 #pragma unroll
       for (int e = 0; e < 8; ++e) {
-        const bool st = e == p.s || e == p.b;
+        const bool st = (start_mask >> e) & 1u;
         acc = fmaf(f[e], f[e], st ? 0.0f : acc);
-        emit = e == end_a ? acc : emit;
+        emit = ((emit_mask >> e) & 1u) ? acc : emit;
       }
       if (end_a >= 0 && p.row_lo >= 0 && p.row_lo < nrows && j < nvec) gsum[p.row_lo * G + ((p.col_lo + p.s) >> 3)] = emit;
       if (lane == 31) carry_sm[v][warp] = acc;
@@ -208,13 +226,14 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(
     for (int v = 0; v < kV; ++v) {
       const int j = tid + kThreads * v;
       if (lane == 0) cin[v] = warp > 0 ? carry_sm[v][warp - 1] : (v > 0 ? carry_sm[v - 1][kWarps - 1] : 0.0f);
-      const Place p = place_of(j, lead, D, magic);
+      const Place p = place_at(j, lead, D, row_lo[v], col_lo[v]);
       float f[8];
       unpack8(raw[v], f);
       const int first = min(p.s, p.b);
+      const unsigned head_mask = (1u << first) - 1u;  // elements 0 .. first - 1
       float acc = cin[v];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) acc = e < first ? fmaf(f[e], f[e], acc) : acc;
+      for (int e = 0; e < 8; ++e) acc = ((head_mask >> e) & 1u) ? fmaf(f[e], f[e], acc) : acc;
       if (first > 0 && p.row_lo >= 0 && p.row_lo < nrows && j < nvec) gsum[p.row_lo * G + (p.col_lo >> 3)] = acc;
     }
     __syncthreads();
@@ -233,9 +252,10 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(
     for (int v = 0; v < kV; ++v) {
       const int j = tid + kThreads * v;
       if (j >= nvec) continue;
-      const Place p = place_of(j, lead, D, magic);
+      const Place p = place_at(j, lead, D, row_lo[v], col_lo[v]);
       float f[8];
       unpack8(raw[v], f);
+      const unsigned lo_mask = p.b >= 8 ? 0xffu : (1u << p.b) - 1u;  // elements of row_lo
       const float r_lo = p.row_lo >= 0 ? rrow[p.row_lo] : 0.0f;
       const float r_hi = p.b < 8 && p.row_lo + 1 < nrows ? rrow[p.row_lo + 1] : 0.0f;
       float w[8];
@@ -251,8 +271,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks(kV, kPrefetch)) flat_fwd(
       unsigned out[4];
 #pragma unroll
       for (int e = 0; e < 8; e += 2) {
-        const float y0 = (f[e] * (e < p.b ? r_lo : r_hi)) * w[e];
-        const float y1 = (f[e + 1] * (e + 1 < p.b ? r_lo : r_hi)) * w[e + 1];
+        const float y0 = (f[e] * (((lo_mask >> e) & 1u) ? r_lo : r_hi)) * w[e];
+        const float y1 = (f[e + 1] * (((lo_mask >> (e + 1)) & 1u) ? r_lo : r_hi)) * w[e + 1];
         out[e >> 1] = bf16_bits(y0) | (bf16_bits(y1) << 16);
       }
       __nv_bfloat16* dst = y + vb + 8LL * j;
