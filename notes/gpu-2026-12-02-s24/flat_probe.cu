@@ -42,14 +42,6 @@
 
 #include "event_timing.cuh"  // bench/: time_us, the bench's own timing
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                         \
-    }                                                                                       \
-  } while (0)
 
 constexpr int kThreads = 256, kWarps = kThreads / 32;
 // kV vectors a thread (a template parameter): a tile holds kThreads·kV·8 elements.
@@ -345,9 +337,9 @@ static Launch plan(int D, long long R) {
   const int G = (D + 7) / 8;
   l.smem = (static_cast<size_t>(kW4 ? 4 : 1) * weight_len(D) + static_cast<size_t>(l.k) * G) * sizeof(float);
   int sms = 0;
-  CK(cudaFuncSetAttribute(flat_fwd<kAdd, kW4, kPrefetch, kV>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
-  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4, kPrefetch, kV>, kThreads, l.smem));
-  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  BENCH_CUDA(cudaFuncSetAttribute(flat_fwd<kAdd, kW4, kPrefetch, kV>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(l.smem)));
+  BENCH_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&l.occ, flat_fwd<kAdd, kW4, kPrefetch, kV>, kThreads, l.smem));
+  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   const long long tiles = (R + l.k - 1) / l.k;
   l.grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(l.occ) * sms));
   return l;
@@ -369,29 +361,29 @@ static bool run_shape(long long R, int D, bool timing) {
   for (int c = 0; c < D; ++c) hg[c] = f2bf(1.0f + 0.1f * nd(rng));
   std::vector<__nv_bfloat16*> A(sets), B(sets);  // A: x (and o), B: y (and h's copy target)
   for (int s = 0; s < sets; ++s) {
-    CK(cudaMalloc(&A[s], bytes));
-    CK(cudaMalloc(&B[s], bytes));
-    CK(cudaMemcpy(A[s], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
-    if (kAdd) CK(cudaMemcpy(A[s] + n + pad, ho.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMalloc(&A[s], bytes));
+    BENCH_CUDA(cudaMalloc(&B[s], bytes));
+    BENCH_CUDA(cudaMemcpy(A[s], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+    if (kAdd) BENCH_CUDA(cudaMemcpy(A[s] + n + pad, ho.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
   }
   auto xo = [&](int s) { return A[s] + n + pad; };
   __nv_bfloat16* dg;
   float* dsum;
-  CK(cudaMalloc(&dg, D * 2));
-  CK(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
-  CK(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMalloc(&dg, D * 2));
+  BENCH_CUDA(cudaMalloc(&dsum, (R + 1) * sizeof(float)));
+  BENCH_CUDA(cudaMemcpy(dg, hg.data(), D * 2, cudaMemcpyHostToDevice));
   const Launch L = plan<kAdd, kW4, kPrefetch, kV>(D, R);
   auto launch = [&](const Launch& l, __nv_bfloat16* x, const __nv_bfloat16* o, __nv_bfloat16* y, float* sums, long long rows) {
     flat_fwd<kAdd, kW4, kPrefetch, kV><<<l.grid, kThreads, l.smem>>>(x, o, y, dg, sums, rows, D, l.k, eps, magic_of(D));
   };
   launch(L, A[0], xo(0), B[0], dsum, R);
-  CK(cudaGetLastError());
-  CK(cudaDeviceSynchronize());
+  BENCH_CUDA(cudaGetLastError());
+  BENCH_CUDA(cudaDeviceSynchronize());
   std::vector<uint16_t> hy(n), hy2(n), hh(n);
   std::vector<float> hs(R);
-  CK(cudaMemcpy(hy.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hh.data(), A[0], n * 2, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hs.data(), dsum, R * 4, cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hy.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hh.data(), A[0], n * 2, cudaMemcpyDeviceToHost));
+  BENCH_CUDA(cudaMemcpy(hs.data(), dsum, R * 4, cudaMemcpyDeviceToHost));
   std::vector<uint16_t> href(n);
   for (size_t i = 0; i < n; ++i) href[i] = kAdd ? f2bf(bf2f(hx[i]) + bf2f(ho[i])) : hx[i];
   long long bad_h = 0, bad_sum = 0, bad_y = 0, bad_shift = 0;
@@ -408,13 +400,13 @@ static bool run_shape(long long R, int D, bool timing) {
   }
   // One row on: rows 1 .. R-1 (another lead, another tile) from fresh inputs.
   {
-    CK(cudaMemcpy(A[0], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
-    CK(cudaMemset(B[0], 0, n * 2));
+    BENCH_CUDA(cudaMemcpy(A[0], hx.data(), (n + pad) * 2, cudaMemcpyHostToDevice));
+    BENCH_CUDA(cudaMemset(B[0], 0, n * 2));
     const Launch L2 = plan<kAdd, kW4, kPrefetch, kV>(D, R - 1);
     launch(L2, A[0] + D, xo(0) + D, B[0] + D, nullptr, R - 1);
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    CK(cudaMemcpy(hy2.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
+    BENCH_CUDA(cudaGetLastError());
+    BENCH_CUDA(cudaDeviceSynchronize());
+    BENCH_CUDA(cudaMemcpy(hy2.data(), B[0], n * 2, cudaMemcpyDeviceToHost));
     for (size_t i = D; i < n; ++i) bad_shift += hy2[i] != hy[i];
     for (int c = 0; c < D; ++c) bad_shift += hy2[c] != 0;  // row 0 untouched
   }
@@ -426,18 +418,18 @@ static bool run_shape(long long R, int D, bool timing) {
     tf = static_cast<float>(time_us([&](int s) { launch(L, A[s], xo(s), B[s], nullptr, R); }, sets, 30, false, 0));
     // The same bytes: the forward moves 2N elements (x in, y out), the fused add 4N.
     tc = static_cast<float>(time_us(
-        [&](int s) { CK(cudaMemcpyAsync(B[s], A[s], static_cast<size_t>(tensors) * (n + pad) * 2, cudaMemcpyDeviceToDevice, 0)); },
+        [&](int s) { BENCH_CUDA(cudaMemcpyAsync(B[s], A[s], static_cast<size_t>(tensors) * (n + pad) * 2, cudaMemcpyDeviceToDevice, 0)); },
         sets, 30, false, 0));
   }
   std::printf("%-9s %-3s %-7lld %-6d %4d %5d %4d %9.2f %9.2f %7.3f  h %lld, sums %lld, y %lld bad, shifted %lld differ%s\n",
               kAdd ? "add" : "forward", form_name(kW4, kPrefetch, kV), R, D, L.k, L.grid, L.occ, tf, tc, tf > 0 ? tc / tf : 0.0, bad_h,
               bad_sum, bad_y, bad_shift, ok ? "" : "  FAIL");
   for (int s = 0; s < sets; ++s) {
-    CK(cudaFree(A[s]));
-    CK(cudaFree(B[s]));
+    BENCH_CUDA(cudaFree(A[s]));
+    BENCH_CUDA(cudaFree(B[s]));
   }
-  CK(cudaFree(dg));
-  CK(cudaFree(dsum));
+  BENCH_CUDA(cudaFree(dg));
+  BENCH_CUDA(cudaFree(dsum));
   return ok;
 }
 
