@@ -6,20 +6,38 @@
 #   A: every GPU test binary sharded (each backward variant a process, the forward a process per
 #      test case, the GPU corpus replay beside them), every mutant (kill matrix), the SASS counts.
 #   B: certify every variant (CERT_CASES a property, the corpus), the default bench, the peers.
-#   C: compute-sanitizer memcheck and racecheck: the ring / staged corpus cases and the dispatched
-#      products through rmsnorm-bench at odd widths with exact-size buffers.
+#   C: what A and B left (written after them): bwd.packed_rows' own test case in a process of its
+#      own (in A's shard it ran past the 400 s limit beside 20 other processes) and the four cases
+#      after it, certify of the five backward variants B's deadline left, the SASS counts, and
+#      memcheck of the dispatched products through rmsnorm-bench at odd widths (exact buffers).
 set -u
 part=${1:?A, B or C}
-OUT=${OUT:-/tmp/out}; G=$OUT/gs; mkdir -p "$G"
+OUT=${OUT:-/tmp/out}; O=$OUT; G=$OUT/gs; mkdir -p "$G"
 export PREBUILT=.probe/prebuilt_head.tar.xz OUT=$G
 case $part in
   A) steps="prebuilt shards mutants sass"; export TEST_TIMEOUT=400 MUTANTS_TIMEOUT=${MUTANTS_TIMEOUT:-200} ;;
   B) steps="prebuilt certify bench peers"; export CERTIFY="fwd.* bwd.*" CERT_CASES=${CERT_CASES:-10} CERT_TIMEOUT=${CERT_TIMEOUT:-390} PEERS_TIMEOUT=${PEERS_TIMEOUT:-100} ;;
-  C) steps="prebuilt sanitize"; export SAN_FWD=0 SAN_BWD=0 SAN_TIMEOUT=${SAN_TIMEOUT:-100} ;;
+  C) B=build/gpu; xz -dc $PREBUILT | tar -xf - || exit 1
+     echo "prebuilt $(cat $B/PREBUILT_COMMIT), tree $(cat .source-commit)"
+     TB=$B/kernels/tests/test_gpu_backward; L=${LIMIT:-300}
+     ( RMSNORM_VARIANTS='bwd.packed_rows*' timeout $L $TB -w NoTests 'packed rows of odd width*' > $G/bwd_packed_case.log 2>&1; echo "bwd packed case rc=$?" ) &
+     ( RMSNORM_VARIANTS='bwd.packed_rows*' timeout $L $TB -w NoTests 'bwd.staged_cluster over many rows*,the dispatcher*,100 repeated runs*,64-bit offsets*' > $G/bwd_packed_rest.log 2>&1; echo "bwd packed rest rc=$?" ) &
+     for v in bwd.staged_rows.vec8,bwd.cluster_rows.vec8 bwd.packed_rows.vec8,bwd.persistent_rows.vec8 bwd.reread_rows.vec8; do
+       ( timeout $L $B/cli/rmsnorm-cert certify "$v" --cases ${CERT_CASES:-10} --jobs 4 --deadline $((L - 70)) --out $G/cert_${v%%,*} > $G/certify_${v%%,*}.log 2>&1; echo "certify $v rc=$?" ) &
+     done
+     ( timeout 60 cuobjdump -sass $B/kernels/librmsnorm.a > $G/sass.txt 2>&1
+       echo "LDG.128: $(grep -cE 'LDG\.E(\.[A-Z]+)*\.128' $G/sass.txt)  STG.128: $(grep -cE 'STG\.E(\.[A-Z]+)*\.128' $G/sass.txt)  LDL/STL: $(grep -cE '\bLDL|\bSTL' $G/sass.txt)"; gzip -f $G/sass.txt
+       for q in token block; do
+         ops=forward,add_forward,forward_quant,add_forward_quant,backward,add_backward; [ $q = block ] && ops=forward_quant,add_forward_quant
+         timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 $B/bench/rmsnorm-bench --quant $q --op $ops --dtype bf16,f32 \
+           --rows 4100 --dims 33,1025,8191 --iters 5 > $G/san_bench_$q.log 2>&1; echo "memcheck bench $q rc=$?"
+       done ) &
+     wait
+     grep -h -E "All tests passed|test cases:|^(PASS|FAIL|NOT RUN)|ERROR SUMMARY" $G/*.log
+     (cd "$O" && tar czf logs_C.tgz gs && rm -rf gs); exit 0 ;;
 esac
-timeout ${LIMIT:-565} bash scripts/gpu_session.sh $steps > "$OUT/../session_$part.log" 2>&1
+timeout ${LIMIT:-565} bash scripts/gpu_session.sh $steps > "$O/session_$part.log" 2>&1
 echo "gpu_session $part rc=$?"
-O=$OUT/..
 cp "$G/summary.txt" "$O/summary_$part.txt" 2>/dev/null; cp "$G/bench.csv" "$O/bench.csv" 2>/dev/null; cp "$G/peers.csv" "$O/peers.csv" 2>/dev/null
 (cd "$O" && tar czf "logs_$part.tgz" gs && rm -rf gs)
 grep -E "^shard_|kill|survived|PASS|FAIL|NOT RUN|NOT EXERCISED|LDG.128|ERROR SUMMARY|RACECHECK SUMMARY|rc=" "$O/session_$part.log" | grep -v "^\s*$" | head -70
