@@ -200,3 +200,57 @@ TEST_CASE("the oracle's fast rounding of doubles equals encode() on every grid",
       CHECK(mismatches == 0);
     }
 }
+
+// encode() and decode() take an integer fast path where both sides are normal numbers; the
+// generic routines (frexp / ldexp) are the reference. Doubles, not only floats: the generators and
+// the harness round doubles, and a double carries bits below a float's that decide its ties.
+TEST_CASE("encode's and decode's fast paths equal the generic routines on doubles and every pattern", "[formats]") {
+  std::mt19937_64 rng(0xfa57a7b);
+  const DType types[] = {DType::bf16, DType::f16, DType::e4m3, DType::e5m2, DType::f32};
+  std::int64_t checked = 0;
+  for (DType t : types) {
+    const rmsnorm::FormatTraits& f = rmsnorm::traits_of(t);
+    for (Overflow ov : {Overflow::ieee, Overflow::nan, Overflow::saturate}) {
+      std::int64_t mismatches = 0;
+      double first = 0;
+      auto check = [&](double v) {
+        ++checked;
+        if (rmsnorm::encode(v, t, ov) != rmsnorm::encode_generic(v, t, ov) && mismatches++ == 0) first = v;
+      };
+      for (int i = 0; i < 200'000; ++i) {
+        // Random significands in every binade from below the format's subnormals to past its
+        // largest finite value, and the same significand cut to the format's width plus exactly
+        // half an ulp (a tie), plus or minus the double's last bit.
+        const int e = f.emin() - f.mantissa_bits - 3 + static_cast<int>(rng() % static_cast<std::uint64_t>(
+                                                           (std::ilogb(f.max_finite) + 3) - (f.emin() - f.mantissa_bits - 3)));
+        const std::uint64_t frac = rng() >> 12;
+        const double v = std::ldexp(1.0 + static_cast<double>(frac) * 0x1p-52, e);
+        const int keep = f.mantissa_bits;
+        const double cut = std::ldexp(std::floor(std::ldexp(1.0 + static_cast<double>(frac) * 0x1p-52, keep)), e - keep);
+        const double tie = cut + std::ldexp(1.0, e - keep - 1);
+        for (double w : {v, tie, std::nextafter(tie, 0.0), std::nextafter(tie, 1e300), cut}) {
+          check(w);
+          check(-w);
+        }
+      }
+      for (double s : {0.0, 1e-320, std::numeric_limits<double>::denorm_min(), std::numeric_limits<double>::min(),
+                       std::numeric_limits<double>::max(), std::numeric_limits<double>::infinity(),
+                       std::numeric_limits<double>::quiet_NaN(), f.max_finite, f.min_normal(), f.min_subnormal()}) {
+        for (double w : {s, std::nextafter(s, 0.0), std::nextafter(s, 1e300), s * 1.0625, s * 0.9375}) {
+          check(w);
+          check(-w);
+        }
+      }
+      CAPTURE(rmsnorm::to_string(t), static_cast<int>(ov), first, rmsnorm::encode(first, t, ov),
+              rmsnorm::encode_generic(first, t, ov));
+      CHECK(mismatches == 0);
+    }
+    const std::uint32_t patterns = t == DType::f32 ? 0u : (1u << f.total_bits);
+    for (std::uint32_t b = 0; b < patterns; ++b) {
+      const double fast = rmsnorm::decode(b, t), generic = rmsnorm::decode_generic(b, t);
+      CAPTURE(rmsnorm::to_string(t), b, fast, generic);
+      REQUIRE(((std::isnan(fast) && std::isnan(generic)) || std::memcmp(&fast, &generic, 8) == 0));
+    }
+  }
+  CHECK(checked > 25'000'000);
+}

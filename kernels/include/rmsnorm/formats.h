@@ -99,9 +99,56 @@ inline std::uint32_t encode_finite(bool neg, double mag, const FormatTraits& f, 
 }
 }  // namespace detail
 
+namespace detail {
+// The fast paths of encode() and decode() below: integer arithmetic on the double's bits where
+// both sides of the conversion are normal numbers, which is where nearly every generated and
+// produced value lies (the generic routines call frexp / ldexp / floor / fmod for each element:
+// about a third of a large case's host time went there, session 25). They return false where the
+// generic routine decides: a subnormal or zero, the top binade of a format without infinity
+// (E4M3: its largest finite value and its NaN share it), overflow, and f32 (already a cast).
+// oracle/tests/test_formats.cpp checks both against the generic routines on random doubles of
+// every binade and on every 8- and 16-bit pattern.
+inline bool encode_normal_fast(bool neg, double mag, const FormatTraits& f, std::uint32_t& out) {
+  std::uint64_t b;
+  std::memcpy(&b, &mag, 8);
+  const int e = static_cast<int>(b >> 52) - 1023;  // mag > 0 and finite; a subnormal double gives -1023
+  // The top binade of finite values: below the all-ones exponent field (kept for infinity and NaN),
+  // or, without infinity (E4M3), that field itself, which the generic routine handles.
+  const int emax = (1 << f.exponent_bits) - (f.has_inf ? 2 : 1) - f.bias;
+  if (e < f.emin() || e > emax) return false;
+  const int shift = 52 - f.mantissa_bits;
+  const std::uint64_t m = (b & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+  // Round to nearest, ties to even, at bit `shift`: add half an ulp less one, plus the kept lsb.
+  std::uint64_t r = (m + ((std::uint64_t{1} << (shift - 1)) - 1) + ((m >> shift) & 1)) >> shift;
+  int er = e;
+  if (r >> (f.mantissa_bits + 1)) {  // rounded up to the next binade
+    r >>= 1;
+    ++er;
+  }
+  if (er > emax || (!f.has_inf && er == emax)) return false;
+  const std::uint32_t sign = neg ? (1u << (f.total_bits - 1)) : 0u;
+  out = sign | (static_cast<std::uint32_t>(er + f.bias) << f.mantissa_bits) |
+        static_cast<std::uint32_t>(r - (std::uint64_t{1} << f.mantissa_bits));
+  return true;
+}
+
+inline bool decode_normal_fast(std::uint32_t bits, const FormatTraits& f, double& out) {
+  const std::uint32_t expmask = (1u << f.exponent_bits) - 1u;
+  const std::uint32_t e = (bits >> f.mantissa_bits) & expmask;
+  if (e == 0 || e == expmask) return false;  // zero, subnormal, infinity, NaN, E4M3's top binade
+  const std::uint64_t sign = static_cast<std::uint64_t>((bits >> (f.total_bits - 1)) & 1u) << 63;
+  const std::uint64_t m = bits & ((1u << f.mantissa_bits) - 1u);
+  const std::uint64_t b = sign | (static_cast<std::uint64_t>(static_cast<int>(e) - f.bias + 1023) << 52) |
+                          (m << (52 - f.mantissa_bits));
+  std::memcpy(&out, &b, 8);
+  return true;
+}
+}  // namespace detail
+
 // Round a double once to format t (RN-even) and return its bit pattern.
 // NaN → the canonical NaN of the format (CUDA clears the sign too for bf16/f16... see tests).
-inline std::uint32_t encode(double v, DType t, Overflow ov = Overflow::ieee) {
+// encode_generic is the reference routine; encode takes the fast path where it applies.
+inline std::uint32_t encode_generic(double v, DType t, Overflow ov = Overflow::ieee) {
   const FormatTraits& f = traits_of(t);
   if (t == DType::e4m3 && ov == Overflow::ieee) ov = Overflow::nan;  // no infinity in E4M3fn
   if (t == DType::f32) {
@@ -121,8 +168,19 @@ inline std::uint32_t encode(double v, DType t, Overflow ov = Overflow::ieee) {
   return detail::encode_finite(neg, std::fabs(v), f, ov);
 }
 
-// The exact value of a bit pattern of format t.
-inline double decode(std::uint32_t bits, DType t) {
+inline std::uint32_t encode(double v, DType t, Overflow ov = Overflow::ieee) {
+  if (t != DType::f32) {
+    std::uint32_t bits;
+    const double mag = std::fabs(v);
+    if (mag > 0.0 && mag <= std::numeric_limits<double>::max() &&
+        detail::encode_normal_fast(std::signbit(v), mag, traits_of(t), bits))
+      return bits;
+  }
+  return encode_generic(v, t, ov);
+}
+
+// The exact value of a bit pattern of format t (decode_generic: the reference routine).
+inline double decode_generic(std::uint32_t bits, DType t) {
   if (t == DType::f32) {
     float x;
     std::memcpy(&x, &bits, 4);
@@ -144,6 +202,12 @@ inline double decode(std::uint32_t bits, DType t) {
     v = std::ldexp(static_cast<double>(m | (1u << f.mantissa_bits)), static_cast<int>(e) - f.bias - f.mantissa_bits);
   }
   return neg ? -v : v;
+}
+
+inline double decode(std::uint32_t bits, DType t) {
+  double v;
+  if (t != DType::f32 && detail::decode_normal_fast(bits, traits_of(t), v)) return v;
+  return decode_generic(bits, t);
 }
 
 // Read element i of a typed buffer as float (exact: every format here widens into fp32).
