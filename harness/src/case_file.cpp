@@ -354,7 +354,10 @@ bool materialize(const Case& c, CaseValues& out, std::string& error) {
   if (!c.generator.empty()) return generate_values(c, out, error);
   auto rounded = [](const std::vector<float>& in, DType t) {
     std::vector<float> v(in.size());
-    for (std::size_t i = 0; i < in.size(); ++i) v[i] = static_cast<float>(rmsnorm::round_to(in[i], t));
+    const auto n = static_cast<std::int64_t>(in.size());
+#pragma omp parallel for schedule(static) if (n >= (std::int64_t{1} << 16))
+    for (std::int64_t i = 0; i < n; ++i)
+      v[static_cast<std::size_t>(i)] = static_cast<float>(rmsnorm::round_to(in[static_cast<std::size_t>(i)], t));
     return v;
   };
   out.x = rounded(c.x, c.x_type);

@@ -167,7 +167,12 @@ Status sync_device(Memory where) {
   return Status::success();
 }
 
+// Rows of at least this many elements in all are filled and read back by OpenMP threads (each
+// row's elements are its own: no two threads touch one byte); smaller ones stay on one thread.
+constexpr std::int64_t kParallelElements = std::int64_t{1} << 16;
+
 void fill(Region& reg, const std::vector<float>& v, std::int64_t rows, std::int64_t dim) {
+#pragma omp parallel for schedule(static) if (rows * dim >= kParallelElements)
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t j = 0; j < dim; ++j) reg.set(r, j, v[static_cast<std::size_t>(r * dim + j)]);
 }
@@ -195,6 +200,7 @@ Status launch_gate(const rmsnorm::Variant& v, const OracleCase& c) {
 // The bit patterns of an R×D view held by a region, row-major and dense.
 std::vector<std::uint32_t> dense_bits(Region& reg, std::int64_t R, std::int64_t D) {
   std::vector<std::uint32_t> out(static_cast<std::size_t>(R * D));
+#pragma omp parallel for schedule(static) if (R * D >= kParallelElements)
   for (std::int64_t r = 0; r < R; ++r)
     for (std::int64_t j = 0; j < D; ++j) out[static_cast<std::size_t>(r * D + j)] = reg.bits(r, j);
   return out;
