@@ -1,5 +1,5 @@
-// The timing both bench tools share (rmsnorm-bench, rmsnorm-timeline): a checked CUDA call, and
-// the median time of one call with CUDA events behind a stream-holding kernel (SPEC §8's method).
+// rmsnorm-bench's timing: a checked CUDA call, and the median time of one call with CUDA events
+// behind a stream-holding kernel (the method of docs/performance.md).
 #pragma once
 
 #include <cuda_runtime.h>

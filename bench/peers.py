@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Time the peers that SPEC §8 names (PyTorch eager, torch.compile) next to a device-to-device
-copy of the same bytes measured in the same process, with the method of rmsnorm-bench, and write
-a CSV with exactly the header of rmsnorm-bench's so that scripts/bench_table.py reads both.
+"""Time the peers that docs/performance.md names (PyTorch eager, torch.compile) next to a
+device-to-device copy of the same bytes measured in the same process, with the method of
+rmsnorm-bench, and write a CSV with exactly the header of rmsnorm-bench's so that
+scripts/bench_table.py reads both.
 
 Peers (variant column):
   forward             torch.eager           F.rms_norm(x, (D,), w, eps=1e-6)

@@ -1,5 +1,5 @@
-// rmsnorm-bench: effective bandwidth of the registered device variants (SPEC §8), next to a
-// device-to-device copy of the same bytes timed in the same run.
+// rmsnorm-bench: effective bandwidth of the registered device variants (docs/performance.md), next
+// to a device-to-device copy of the same bytes timed in the same run.
 //
 // Bytes model (bytes that must move; g, rstd and scales are negligible and not counted):
 //   forward            R·D·(|x| + |y|)                 bf16: 4RD
@@ -17,11 +17,11 @@
 // empty kernel captured the same way (small-R target: within 1.2× of it).
 //
 // Buffers: kept between shapes and reused (Pool, --alloc cache); with a cudaMalloc / cudaFree per
-// buffer a shape right after a larger one's free ran up to 24 % slow. Where buffers lie still
-// moves some shapes by 3-11 % (session 19, calls 2-6: the same shape alone in a process, in a
-// fresh-allocation run and in a cached one), so a ratio within a few hundredths of a target line
-// is not settled by one run. The empty kernel's replay time drifts too (0.56 us for a process's
-// first two shapes, 0.74 from the third on, call 7); scripts/bench_table.py gives the small-R
+// buffer a shape right after a larger one's free runs up to 24 % slow. Where buffers lie still
+// moves some shapes by 3-11 % (the same shape alone in a process, in a fresh-allocation run and
+// in a cached one), so a ratio within a few hundredths of a target line is not settled by one
+// run. The empty kernel's replay time drifts too (H200: 0.56 us for a process's first two
+// shapes, 0.74 from the third on); scripts/bench_table.py gives the small-R
 // ratios against both the same-shape empty kernel and the run's fastest.
 //
 // Which variant: the dispatcher's choice (for backward ops: the first product device variant,
@@ -98,11 +98,11 @@ void fill(void* p, std::size_t bytes, int elem, std::uint32_t salt) {
 // a request takes the smallest listed block of its size to twice it (none: a new cudaMalloc); a
 // cudaMalloc that fails frees the listed blocks and tries once more.
 // Why: with a cudaMalloc / cudaFree per buffer (--alloc fresh), a shape measured right after a
-// larger shape's buffers were freed ran 10-24 % slower, the copy beside it up to 11 %, for the
-// next shape or two in the same process (H200, session 19, calls 2-3; not the SMs' shared memory
-// / L1 split: --prelude did not change it), so a figure depended on the shape before it. Why the
-// factor of two: without it (call 4) small buffers landed in large blocks and small-R shapes moved
-// by 4-10 %; where a buffer lies matters, so it should lie where a buffer of its size would.
+// larger shape's buffers were freed runs 10-24 % slower, the copy beside it up to 11 %, for the
+// next shape or two in the same process (H200; not the SMs' shared memory / L1 split: --prelude
+// does not change it), so a figure would depend on the shape before it. Why the factor of two:
+// without it small buffers land in large blocks and small-R shapes move by 4-10 %; where a
+// buffer lies matters, so it should lie where a buffer of its size would.
 class Pool {
  public:
   static Pool& get() {

@@ -1,4 +1,4 @@
-// `mutants`: the harness proves it can fail (SPEC §6). Every registered mutant ("mutant.*":
+// `mutants`: the harness proves it can fail (docs/mutants.md). Every registered mutant ("mutant.*":
 // the production code with one switch flipped) faces the property suite and the corpus; the
 // kill matrix says which property killed which mutant, after how many cases, with the
 // counterexample line. A surviving mutant is a failure (exit 1): a missing property, or an

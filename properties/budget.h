@@ -1,6 +1,6 @@
-// How many cases each property runs, set in one place (SPEC: a default budget that keeps CI in
-// its time, a larger [slow] one), and the seed they start from. Both are overridable from the
-// environment:
+// How many cases each property runs, set in one place (docs/properties.md: a default budget that
+// keeps CI in its time, a larger [slow] one), and the seed they start from. Both are overridable
+// from the environment:
 //   RMSNORM_PROP_CASES=N   cases per property and variant (either suite)
 //   RMSNORM_PROP_SEED=S    base seed (decimal or 0x hex); each property/variant pair mixes in
 //                          its own name, so one seed reproduces a whole run

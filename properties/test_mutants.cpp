@@ -1,6 +1,6 @@
-// The suite proves it can fail (SPEC §6): the properties run, with the default budget, against
-// every registered mutant; each mutant must be killed by at least one property, with its shrunk
-// replay line printed. By default a mutant stops at its first kill (the kill list, minutes);
+// The suite proves it can fail (docs/mutants.md): the properties run, with the default budget,
+// against every registered mutant; each mutant must be killed by at least one property, with its
+// shrunk replay line printed. By default a mutant stops at its first kill (the kill list, minutes);
 // RMSNORM_MUTANT_MATRIX=1 runs every property on every mutant (the full kill matrix).
 #include <cstdio>
 #include <cstdlib>

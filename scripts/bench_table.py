@@ -2,8 +2,8 @@
 """Summarize rmsnorm-bench CSVs, and bench/peers.py CSVs beside them.
 
 Our rows (variant not starting with "torch."): per op, the min / median / max ratio to the
-same-run copy over the SPEC §8 target region (R*D >= 2^25, D in [1024, 65536], bf16), the worst
-shapes, and the small-R rows (graph replay) against the empty kernel.
+same-run copy over the target region of docs/performance.md (R*D >= 2^25, D in [1024, 65536],
+bf16), the worst shapes, and the small-R rows (graph replay) against the empty kernel.
 
 Beside the peers (rows whose variant starts with "torch.", from bench/peers.py): for each
 (op, dtype, R, D) measured by both, our ratio, the best peer's ratio and label, and ours/peer
@@ -55,9 +55,9 @@ def summarize_ours(rows):
         xs = [float(r["x_empty"]) for r in small]
         print(f"small R (graph replay, {len(small)} shapes): time / empty kernel min {min(xs):.2f}, "
               f"median {statistics.median(xs):.2f}, max {max(xs):.2f} (target 1.2)")
-        # The empty kernel's replay time drifts within a process (H200, session 19 call 7: 0.56 us
-        # for a process's first two shapes, 0.74 us from the third on, while the kernels' own
-        # times did not move), so the same ratios against the run's fastest empty kernel too.
+        # The empty kernel's replay time drifts within a process (H200: 0.56 us for a process's
+        # first two shapes, 0.74 us from the third on, while the kernels' own times stay), so the
+        # same ratios against the run's fastest empty kernel too.
         e0 = min(float(r["empty_us"]) for r in small)
         x0 = [float(r["time_us"]) / e0 for r in small]
         print(f"  against the run's fastest empty kernel ({e0:.3f} us): min {min(x0):.2f}, "

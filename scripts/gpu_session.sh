@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
-# One batched GPU session (the device machine starts cold and is lent by the minute):
-# build, GPU tests, corpus, certify, mutants, sanitizers, SASS, benchmark; logs under $OUT,
-# a short table last. Usage: scripts/gpu_session.sh [steps...]  (default: all; also: fuzz, peers, profile)
+# The GPU host's checks in one batched run: build, GPU tests, corpus, certify, mutants,
+# sanitizers, SASS, benchmark; logs under $OUT, a short table last.
+# Usage: scripts/gpu_session.sh [steps...]  (default: the steps above; the others at STEPS below)
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 # What $OUT held before this script (a caller's own logs, its tables): left as they are by the
-# summary's packing below, which bundles and removes only what this script wrote (session 24,
-# call 1: a wrapper's log in the same $OUT was packed away and its own logs.tgz overwrote ours).
+# summary's packing below, which bundles and removes only what this script wrote (a caller's
+# logs.tgz in the same $OUT is kept, and ours takes another name).
 declare -A PREEXISTING
 for f in "$OUT"/* "$OUT"/.[!.]*; do [ -e "$f" ] && PREEXISTING[$(basename "$f")]=1; done
 LOGS_TGZ=logs.tgz; [ -n "${PREEXISTING[logs.tgz]:-}" ] && LOGS_TGZ=gpu_session_logs.tgz
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: prebuilt (instead of build), shards, packed, props, fuzz, bench_ab, peers, profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, packed, props, fuzz, bench_ab, peers, profile
 # Every Catch2 run given test names runs with -w NoTests: a filter that matches nothing fails
 # (exit 2) instead of passing with "No tests ran" (Catch2 v2 ANDs test specs given as separate
-# arguments; alternatives go comma-separated in one: session 13 lost a test to that).
+# arguments; alternatives go comma-separated in one).
 B=build/gpu
-# The lent host's copy of the tree may carry an old .git: the commit it was copied from comes in
-# .source-commit (written by the caller: git rev-parse HEAD > .source-commit; carried, ignored).
+# A copy of the tree without its .git (or with an old one) names the commit it was copied from in
+# .source-commit (written by the caller: git rev-parse HEAD > .source-commit; ignored by git).
 if [ -z "${RMSNORM_SOURCE_COMMIT:-}" ] && [ -s .source-commit ]; then
   export RMSNORM_SOURCE_COMMIT=$(head -c 64 .source-commit | tr -dc '0-9a-f')
 fi
@@ -31,19 +31,6 @@ if has build; then
   cmake --preset gpu > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build --preset gpu -j $(nproc) ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
   grep -E "error|warning" "$OUT/build.log" | head -30
-fi
-if has prebuilt; then
-  step prebuilt
-  # Instead of `build`: the binaries scripts/pack_prebuilt.sh built and packed on a workstation
-  # (PREBUILT, default .probe/prebuilt.tar.xz, carried), unpacked into build/gpu. Their commit
-  # must be the tree's (.source-commit), or the step fails.
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
-  xz -dc "${PREBUILT:-.probe/prebuilt.tar.xz}" | tar -xf - ; RESULT[prebuilt]=$?
-  built=$(head -c 40 $B/PREBUILT_COMMIT 2>/dev/null)
-  if [ -n "${RMSNORM_SOURCE_COMMIT:-}" ] && [ "$built" != "${RMSNORM_SOURCE_COMMIT:0:40}" ]; then
-    echo "prebuilt: built from ${built:-nothing}, the tree is $RMSNORM_SOURCE_COMMIT"; RESULT[prebuilt]=1
-  fi
-  echo "prebuilt: ${built:0:12}, $(ls $B/kernels/tests $B/cli $B/bench $B/properties 2>/dev/null | grep -cE '^(test_gpu|rmsnorm-|properties_)') binaries"
 fi
 if has tests; then
   step tests
@@ -64,10 +51,9 @@ if has shards; then
   SHARDS_BWD=${SHARDS_BWD:-1}
   shard_pattern=$( [ "$SHARDS_BWD" = 1 ] && echo 'bwd.*' || echo "$SHARDS_BWD")
   # The packed variant's own test case runs in a process of its own (BWD_ALONE, a Catch2 name
-  # pattern): beside 20 other processes it ran past the 400 s limit inside its variant's shard
-  # (session 25, call A). It needs about 320 s of host time (session 24, beside five other
-  # processes; alone with 8 threads it was still running at 270 s in session 25, call C), so give
-  # this step TEST_TIMEOUT 400 or more. Its variant's shard runs the rest.
+  # pattern): beside 20 other processes it runs past the 400 s limit inside its variant's shard.
+  # It needs about 320 s of host time beside five other processes (more than 270 s alone with 8
+  # threads), so give this step TEST_TIMEOUT 400 or more. Its variant's shard runs the rest.
   BWD_ALONE=${BWD_ALONE:-packed rows of odd width*}
   for v in $( [ "$SHARDS_BWD" != 0 ] && $B/cli/rmsnorm-cert list variants --pattern "$shard_pattern" 2>/dev/null | awk '/^bwd\./{print $1}'); do
     RMSNORM_VARIANTS=$v timeout ${TEST_TIMEOUT:-400} $B/kernels/tests/test_gpu_backward -w NoTests "~$BWD_ALONE" > "$OUT/shard_$v.log" 2>&1 &
@@ -79,8 +65,8 @@ if has shards; then
   done
   # SHARDS_FWD=<Catch2 test-name pattern>: only those forward tests (e.g. "forward: fwd.packed_rows*"),
   # one process. SHARDS_FWD=1 (default): the whole forward binary, one process per test case,
-  # FWD_JOBS (6) at a time, each case's log shard_fwd_NN.log: as one process it ran past 280 s
-  # beside certify (session 15, call 6); a process per case took 176 s, 8 at a time (call 7).
+  # FWD_JOBS (6) at a time, each case's log shard_fwd_NN.log: as one process it runs past 280 s
+  # beside certify; a process per case takes about 176 s, 8 at a time.
   # Catch2 v2 test specs: a comma separates alternatives and brackets open tags, so names escape them.
   fwd_cases() {
     local i=0 rc=0 n
@@ -108,13 +94,13 @@ fi
 if has packed; then
   step packed
   # The packed variants (fwd.packed_rows, bwd.packed_rows.vec8) after a change to packed_tiles.cuh
-  # or either kernel: the block sessions 22-23 wrote into every device call. Their own test cases
-  # (the forward's FP8 and odd-width cases; the backward's packed-rows case in a process of its
-  # own with the default OpenMP threads: as one of 15 processes with two threads it ran past 250 s
-  # in session 23), the generic forward cases and test_gpu_backward narrowed to them (the 2^31
-  # cases among them), certify of both, the corpus replay, and the products through rmsnorm-bench
-  # under memcheck (every op and FP8 mode) and racecheck at tails (exact-size buffers: D = 33,
-  # 1025, 2560, 8191). Side by side: the oracle's checks are host work. PACKED_TIMEOUT bounds each.
+  # or either kernel. Their own test cases (the forward's FP8 and odd-width cases; the backward's
+  # packed-rows case in a process of its own with the default OpenMP threads: as one of 15 processes
+  # with two threads it runs past 250 s), the generic forward cases and test_gpu_backward narrowed
+  # to them (the 2^31 cases among them), certify of both, the corpus replay, and the products
+  # through rmsnorm-bench under memcheck (every op and FP8 mode) and racecheck at tails (exact-size
+  # buffers: D = 33, 1025, 2560, 8191). Side by side: the oracle's checks are host work.
+  # PACKED_TIMEOUT bounds each.
   TF=$B/kernels/tests/test_gpu_forward; TB=$B/kernels/tests/test_gpu_backward; PT=${PACKED_TIMEOUT:-480}
   packed_bg() {  # name, then the command; its status lands in RESULT[packed_<name>] after the wait
     local name=$1; shift
@@ -209,9 +195,8 @@ if has sanitize; then
     # Corpus cases aimed at a persistent kernel's reuse of shared memory (the ring's two, and the
     # cp.async stage rings of fwd.staged_rows and bwd.staged_rows wrapping), replayed under the
     # tool with one variant each (SAN_REPLAY="<case file>:<variant> ..."). The property cases are few
-    # rows, so a ring that refills its slots only past the first row per block never did so under
-    # racecheck there (session 16: main's dispatched fwd.bulk_ring was reported on its own
-    # regression case, never replayed under racecheck before).
+    # rows, so a ring that refills its slots only past the first row per block never does so under
+    # racecheck there; these cases do.
     for fv in ${SAN_REPLAY:-corpora/regressions/forward_ring_partials_race.case:fwd.bulk_ring corpora/regressions/forward_ring_release_order.case:fwd.bulk_ring corpora/paths/fwd_staged_fp8_rows_per_block.case:fwd.staged_rows corpora/paths/bwd_staged_stage_wrap.case:bwd.staged_rows.vec8}; do
       f=${fv%%:*}; v=${fv#*:}; n=$(basename "$f" .case)
       timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/cli/rmsnorm-cert replay "$f" --variant "$v" \
@@ -219,9 +204,9 @@ if has sanitize; then
     done
     # The dispatched products through rmsnorm-bench, whose buffers are exact: tensors that end off
     # a 16-byte boundary (odd D; R = 4100, or 1001 under racecheck, which is slower) reach the
-    # allocation's end, which the harness's guard bands keep every run above away from (session 22:
-    # a tensor's last partial cp.async, which memcheck counts as a 16-byte read, was found only this
-    # way). SAN_BENCH=0 skips it; SAN_BENCH_VARIANT narrows it to a variant pattern.
+    # allocation's end, which the harness's guard bands keep every run above away from (a tensor's
+    # last partial cp.async, which memcheck counts as a 16-byte read, shows only this way).
+    # SAN_BENCH=0 skips it; SAN_BENCH_VARIANT narrows it to a variant pattern.
     if [ "${SAN_BENCH:-1}" = 1 ]; then
       rows=4100; [ "$tool" = racecheck ] && rows=1001
       for q in token block; do
@@ -241,7 +226,7 @@ if has sass; then
   # 16-byte accesses with any cache qualifier (.EF: the streaming loads and stores of single-pass rows).
   echo "LDG.128: $(grep -cE 'LDG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  STG.128: $(grep -cE 'STG\.E(\.[A-Z]+)*\.128' "$OUT/sass.txt")  LDL/STL: $(grep -cE '\bLDL|\bSTL' "$OUT/sass.txt")"
   # SASS_FUNCS (an extended regex over mangled names): those kernels' listings alone, in the log
-  # archive (the whole listing, compressed, is over the 16 MB a returned file may have).
+  # archive (the whole listing is large even compressed).
   [ -n "${SASS_FUNCS:-}" ] && awk -v re="$SASS_FUNCS" '/Function : /{p = ($0 ~ re)} p' "$OUT/sass.txt" > "$OUT/sass_funcs.txt"
   gzip -f "$OUT/sass.txt"  # the full listing is large: kept compressed, outside the log archive
 fi
@@ -305,8 +290,8 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
 fi
 step summary
 for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort | tee "$OUT/summary.txt"
-# At most 8 files come back: pack this script's logs into one archive ($LOGS_TGZ), keeping
-# summary.txt, bench.csv, peers.csv and sass.txt.gz beside it and whatever $OUT held before.
+# Pack this script's logs into one archive ($LOGS_TGZ), keeping summary.txt, bench.csv, peers.csv
+# and sass.txt.gz beside it and whatever $OUT held before.
 (
   cd "$OUT" || exit 0
   packed=()

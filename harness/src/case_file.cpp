@@ -1,6 +1,6 @@
-// The case-file format (SPEC §7): parsing never trusts its input (every error is a message with
-// its line), formatting writes every float as a hex float so that a case survives the round trip
-// bit for bit.
+// The case-file format (docs/case-format.md): parsing never trusts its input (every error is a
+// message with its line), formatting writes every float as a hex float so that a case survives the
+// round trip bit for bit.
 #include "harness/case_file.h"
 
 #include <cerrno>

@@ -118,7 +118,8 @@ Status validate(const ForwardArgs& a) {
   RMSNORM_TRY(check_view("y", a.y, a.rows, a.dim));
   if (a.rows == 0) return Status::success();
 
-  // Aliasing (SPEC §3): y may be the input itself (x, or o under fused add); nothing else.
+  // Aliasing (docs/contract.md#arguments): y may be the input itself (x, or o under fused add);
+  // nothing else.
   RMSNORM_TRY(check_pair("y", a.y, "x", a.x, a.rows, a.dim, /*identical_ok=*/!add && a.quant == Quant::none));
   if (add) {
     RMSNORM_TRY(check_pair("y", a.y, "o", a.o, a.rows, a.dim, /*identical_ok=*/a.quant == Quant::none));

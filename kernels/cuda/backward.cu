@@ -1,5 +1,6 @@
-// The CUDA backward family (SPEC §3 "Backward"): products. Kernels in backward_kernels.cuh, host
-// side in backward_launch.cuh, the mutants of the first product in backward_mutants.cu.
+// The CUDA backward family (docs/contract.md#semantics, the backward): products. Kernels in
+// backward_kernels.cuh, host side in backward_launch.cuh, the mutants of the first product in
+// backward_mutants.cu.
 //
 //   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
 //                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit

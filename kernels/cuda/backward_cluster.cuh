@@ -1,6 +1,6 @@
 // bwd.cluster_rows.vec8: the backward for aligned rows too long for one block's registers
 // (16-bit: 16384 < D ≤ 65536; fp32: 8192 < D ≤ 65536), one row split over a Hopper thread-block
-// cluster (sm_90: a variant of its own, as issue #3 asks for cluster code): 8 CTAs of up to 512
+// cluster (sm_90: a variant of its own, as is all cluster code): 8 CTAs of up to 512
 // threads and 2 chunks per thread, two CTAs per SM, for 16-bit rows; 8 CTAs of up to 1024 threads
 // and one chunk per thread for fp32 rows (ClusterShape).
 //
@@ -12,15 +12,13 @@
 // registers, so x and dy are read once and dg costs nothing per row. The next row of the cluster
 // is asked of L2 (prefetch_l2) while this one is reduced and written.
 //
-// History (H200, bf16): 8 CTAs of one chunk per thread with the next row's chunk prefetched
-// into registers ran 0.47 of the copy at D = 65536; asking L2 for the row after it, 0.56
-// (session 7; fused add 0.62-0.64). ncu at 4096 x 65536 then: 2.26 TB/s, 15 co-resident
-// clusters of 8 (120 of 132 SMs), 0.57 instructions issued per cycle and scheduler. 4 CTAs of
-// 1024 threads and two chunks per thread for 16-bit rows (all SMs; no register prefetch, which
-// no longer fits) ran 0.69-0.70 at D = 65536 and 0.37-0.39 at D = 20000 (session 8: one CTA per
-// SM, and at D = 20000 only 320 threads in it, since the cluster count was taken at 1024).
-// This form (not yet measured): CTAs of at most 512 threads, two per SM, so one CTA's loads run
-// while the other waits at its barriers; and the cluster count taken at the block size launched.
+// The shape (H200, bf16): 8 CTAs of 1024 threads and one chunk per thread fit 15 co-resident
+// clusters (120 of 132 SMs; 0.56 of the copy at D = 65536 with the next row asked of L2); 4 CTAs
+// of 1024 threads and two chunks per thread use every SM but leave one CTA per SM waiting at its
+// barriers with nothing else to run (0.69-0.70 at D = 65536, 0.37-0.39 at D = 20000, where a
+// cluster count taken at 1024 threads leaves 320 threads in a CTA). Hence CTAs of at most 512
+// threads, two per SM, so one CTA's loads run while the other waits at its barriers; and the
+// cluster count taken at the block size launched.
 //
 // Per row, each CTA reduces its slice (the thread's chain over its chunks in order, then the
 // block butterfly), writes its partial into slot [parity][rank] of EVERY CTA of the cluster
@@ -47,16 +45,16 @@ namespace rmsnorm::cuda::bwd {
 
 // The cluster shape by row type. 16-bit rows: 8 CTAs of up to 512 threads, 2 chunks per thread,
 // launch bounds asking for two CTAs per SM (64 registers; 8-CTA clusters of 1024 threads and one
-// chunk: the H200 held 15 at once, 120 of its 132 SMs, ncu, session 7; 4 CTAs of 1024 threads and
+// chunk: the H200 holds 15 at once, 120 of its 132 SMs; 4 CTAs of 1024 threads and
 // two chunks: one CTA per SM, each waiting at its barriers with nothing else to run). fp32 rows:
 // 8 CTAs of up to 1024 threads, one chunk per thread (two fp32 chunks of x and dy and their dg
 // partials do not fit 64 registers).
 inline constexpr ClusterShape kCluster16{8, 2, 512, 2};
 inline constexpr ClusterShape kCluster32{8, 1, 1024, 1};
 // kWide: the fused-add backward of 16-bit rows over kClusterWideMinDim keeps 4 CTAs of up to 1024
-// threads, one per SM (H200, session 8: at D = 65536 the fused add ran 0.82 of the copy in that
-// form and 0.77-0.78 in the 8x512 one; at D = 40000 the 8x512 form was 7-10 % faster, and so was
-// the plain backward everywhere; the cut between 40000 and 65536 is not measured).
+// threads, one per SM (H200: at D = 65536 the fused add runs 0.82 of the copy in that form and
+// 0.77-0.78 in the 8x512 one; at D = 40000 the 8x512 form is 7-10 % faster, and so is the plain
+// backward everywhere; the cut between 40000 and 65536 is not measured).
 inline constexpr ClusterShape kCluster16Wide{4, 2, 1024, 1};
 inline constexpr std::int64_t kClusterWideMinDim = 49152;
 template <typename T, bool kWide = false>
@@ -254,8 +252,8 @@ inline std::int64_t cluster_programs_for(DType t, bool wide, int threads) {
 // Clusters launched for R rows at `threads` a CTA: the co-resident ones, at most P (the workspace
 // holds P partial rows) and at most ceil(R / 2), so that a cluster chains two rows or more: every
 // cluster writes a D-wide fp32 partial row that stage 2 reads, and with one row per cluster those
-// partials are 2/3 of the rows' own bytes (16-bit; the 64-row cases ran 4-25 % slower than at 33
-// clusters, session 8). Both the launcher and the declared dg chain use it.
+// partials are 2/3 of the rows' own bytes (16-bit; the 64-row cases run 4-25 % slower with 64
+// clusters than with 33). Both the launcher and the declared dg chain use it.
 inline std::int64_t cluster_count_at(DType t, bool wide, int threads, std::int64_t rows) {
   const std::int64_t q = cluster_programs_for(t, wide, threads);
   return std::min({q, programs(), ceil_div(rows, 2)});
@@ -328,7 +326,7 @@ inline Status cluster_launch(const BackwardArgs& a) {
 //
 // Why. bwd.cluster_rows holds only the current row (its loads at the top of a row, then the
 // reductions, a cluster barrier, the stores; the next row asked of L2): 0.69-0.71 of the copy at
-// D = 65536 whatever R (H200, session 11). Here each CTA stages the next rows of its slice by
+// D = 65536 whatever R (H200). Here each CTA stages the next rows of its slice by
 // cp.async (backward_staged_cluster_kernel, below): its loads run through the reductions, barriers
 // and stores of the rows before, and the next row's reduction runs while the cluster barrier of
 // this one completes (the rows skewed by one). The shapes are bwd.cluster_rows' (kCluster16: 8 CTAs of up to
@@ -347,15 +345,15 @@ inline Status cluster_launch(const BackwardArgs& a) {
 // over the CTAs; dx = r·(ĝ − x̂c) [+ dres]); each thread copies its own chunks of the rows ahead
 // into its own slots, as there.
 //
-// Addresses (session 12: backward_staged_kernel's loop is mostly address arithmetic, 1.11 warp
-// instructions per element at 8192 x 4096 bf16, 2.71 issued per cycle and SM, ncu): what depends
+// Addresses (backward_staged_kernel's loop is mostly address arithmetic, 1.11 warp instructions
+// per element at 8192 x 4096 bf16, 2.71 issued per cycle and SM, ncu): what depends
 // only on the thread's columns is computed once before the loop (each chunk's byte offset in a
 // row and in a stage, and how many of its bytes lie inside the row), a row's base addresses once
 // per row, the stage and the row advance by additions, and the copies of a full chunk go through
 // copy16_async_at (integer addresses). The same rewrite of backward_staged_kernel itself
-// (branch wip/staged-lean) measured faster at most shapes and slower at its best ones (32768 x
-// 4096 bf16: 0.95 -> 0.88 of the copy in the bench, although ncu timed the kernel alone 5 %
-// faster), so it is not merged there.
+// measures faster at most shapes but slower at its best ones (32768 x 4096 bf16: 0.88 of the copy
+// against 0.95 in the bench, although ncu times the kernel alone 5 % faster), so that kernel keeps
+// its own form.
 template <typename T, typename G, int K, bool kResidual, int CL>
 __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 2 : 1)
     backward_staged_cluster_kernel(Params<T, G> p, int stages, int slice_chunks) {
@@ -469,7 +467,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
   };
   auto write_dx = [&](int s, float r, float cmean, std::int64_t row) {
     // A pointer, not an integer: derived from the kernel's parameter, nvcc keeps it in the global
-    // space (STG); from an integer the stores became generic (ST) (session 12, call 2).
+    // space (STG); from an integer the stores become generic (ST).
     unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
 #pragma unroll
     for (int k = 0; k < K; ++k) {
@@ -571,14 +569,12 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
   const std::size_t budget = size_of(t) == 2 ? kStagedClusterSmem16 : kStagedClusterSmem32;
   // Past the rows one block holds (16-bit D > 16384, fp32 > 8192) a CTA stages at most
   // kStagedClusterBytes, and at least 3 stages (rows i and i + 1 and one in flight: the skewed
-  // loop's least; 2 where 3 exceed the budget). Filling the budget instead gave small slices 8
-  // stages, so two CTAs held an SM where their registers allow up to six (64 x 160 threads at
-  // 16392), and bwd.cluster_rows, with no stages, fit more clusters: 1.3-1.4x faster at 16392
-  // from R = 512 (session 12). Capped (session 13, call 1, by name, bf16 backward at R = 512 -
-  // 32768, ratio to the copy): 16392 0.44-0.58 -> 0.61-0.75, 24576 0.57-0.62 -> 0.57-0.83, 32768
-  // 0.61-0.73 -> 0.57-0.86 (0.61 -> 0.57 at 512 rows, still bwd.cluster_rows' 0.57); the fused
-  // add likewise; 65536 keeps its 3 stages. Rows one block holds keep
-  // their budget's stages: the few-row hint below was measured with them.
+  // loop's least; 2 where 3 exceed the budget). Filling the budget would give small slices 8
+  // stages, so two CTAs would hold an SM where their registers allow up to six (64 x 160 threads
+  // at 16392), and bwd.cluster_rows, with no stages, would fit more clusters (1.3-1.4x faster at
+  // 16392 from R = 512). Capped, the bf16 backward at 16392 runs 0.61-0.75 of the copy from
+  // R = 512 (0.44-0.58 uncapped; H200). Rows one block holds keep their budget's stages: the
+  // few-row hint below is measured with them.
   const std::int64_t block_max = size_of(t) == 2 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
   const std::size_t cap = dim > block_max ? std::max<std::size_t>(3 * stage, kStagedClusterBytes) : budget;
   c.stages = static_cast<int>(std::clamp<std::size_t>(std::min(budget, cap) / stage, 2, kStagedMaxStages));
@@ -671,33 +667,13 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
 
 // The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200):
 // - Few rows that one block would hold (16-bit D <= 16384, fp32 <= 8192): only the wider half of
-//   them (16-bit D > 8192, fp32 > 4096), up to R = 32. Session 18 (calls 8-9,
-//   `notes/gpu-2026-12-01-s18/call8_*`, `call9_*`, bf16 and fp32, backward and fused-add
-//   backward, two runs each), after bwd.staged_rows' dg partial stopped being written straight
-//   from the registers (call 3: its cost had been up to 19.5 us a call): at 16-bit D = 12288 -
-//   16384 the cluster leads 1.06-1.47x at R = 1-32, ties at 64 (0.98-1.05x), and trails from 128
-//   (bwd.staged_rows 1.08-1.90x); at D = 4096-8192 bwd.staged_rows leads from R = 4 (1.11-1.54x;
-//   the cluster 1.02-1.05x at R = 1, D = 8192 only); fp32 D = 8192 the cluster 1.08-1.35x at
-//   R = 1-16, bwd.staged_rows from 64 (1.10-1.32x), fp32 D = 4096 bwd.staged_rows or a tie. Session
-//   12 had measured the cluster ahead to R = 512 at D = 4096-16384 (1.01-2.30x), against the
-//   scattered partial write.
+//   them (16-bit D > 8192, fp32 > 4096), up to R = 32 (at 16-bit D = 12288-16384 the cluster
+//   measures 1.06-1.47x bwd.staged_rows at R = 1-32; from R = 128 bwd.staged_rows leads).
 // - 16-bit rows past 16384 (past what one block holds), the skewed form with its stages capped
-//   (staged_cluster_config; session 13, call 1, `notes/gpu-2026-11-30-s13/call1_named_bwd.txt`):
-//   against bwd.cluster_rows at D = 16392, 24576, 32768, 65536, 1.15-1.22x from 4096 rows
-//   (backward 0.71-0.86 of the copy against 0.61-0.70), 1.00-1.06x at 512, 1.01-1.06x at R = 64;
-//   the fused add 1.02-1.11x from R = 64. Session 12 (D = 65536, uncapped, the same stages
-//   there): the fused add at R = 1 1.37x, the plain backward at R = 1 0.96x. Session 19 (call 1,
-//   `notes/gpu-2026-12-01-s19/call1_table.txt`, two runs, bf16, D = 16392 / 24576 / 32768 /
-//   65536), after bwd.cluster_rows' partial row went 16-byte (session 18): the plain backward
-//   1.03-1.14x on this kernel from R = 4 (R = 4: 1.06 / 1.07 / 1.09 / 1.06x; R = 128 at 16392 a
-//   tie, 0.99x), bwd.cluster_rows 1.03-1.10x at R = 1; the fused add on this kernel at every R
-//   but R = 1 of 16392 / 24576 (0.97-0.98x, kept here). R = 2-3 (call 2, `call2_r23.txt`, one
-//   run, D = 16392 / 32768 / 65536): this kernel 1.02-1.07x there too. So the plain backward
-//   from R = 2 (session 20, with the dispatcher's GPU test at the new bound).
-//   fp32 rows past 8192 run faster on bwd.cluster_rows (sessions 12-13: 1.01-1.54x; session 19:
-//   1.02-1.35x at R = 1, 64, 512 and 4096, plain and fused add, but the plain backward at
-//   32768 x 4096, 0.99x; this kernel 1.01-1.09x only at R = 16): bwd.cluster_rows stays the
-//   default there.
+//   (staged_cluster_config): the plain backward from R = 2, the fused add at every R (measured
+//   1.15-1.22x bwd.cluster_rows from 4096 rows; at R = 1 bwd.cluster_rows leads the plain
+//   backward).
+// - fp32 rows past 8192 run faster on bwd.cluster_rows, which stays the default there.
 inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
 inline constexpr std::int64_t kStagedClusterWideMinRows = 2;
 inline bool staged_cluster_preferred(const BackwardArgs& a) {

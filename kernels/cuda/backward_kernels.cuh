@@ -1,5 +1,6 @@
-// Backward kernels (SPEC §3 "Backward"): dx per row and the first stage of a deterministic
-// two-stage dg. Included by backward.cu (products) and backward_mutants.cu (the bug catalog).
+// Backward kernels (docs/contract.md#semantics, the backward): dx per row and the first stage of a
+// deterministic two-stage dg. Included by backward.cu (products) and backward_mutants.cu (the bug
+// catalog).
 //
 // Maths, per row (r = the forward's fp32 rstd, w = g, 1 + g or 1 by convention):
 //   ĝ_j = RN32(dy_j · w_j),  x̂_j = RN32(x_j · r)
@@ -7,7 +8,7 @@
 //   c   = RN32(s / D)          a true IEEE division by D (D ≤ 2^24 is exact in fp32)
 //   dx_j = RN_T( RN32(r · RN32(ĝ_j − x̂_j c)) [+ dresidual_j, one more fp32 rounding] )
 //   dg partial of a program: acc_j = Σ_{its rows, in row order} dy_j x̂_j   (fma chain)
-// Zero rows need no special case: x̂ = 0, c = 0, so dx = r ĝ = dy ⊙ w / √eps (SPEC P6).
+// Zero rows need no special case: x̂ = 0, c = 0, so dx = r ĝ = dy ⊙ w / √eps (docs/properties.md#p6).
 //
 // Work split: P = kProgramsPerSM × SM count programs (a function of the device only). A program
 // is one CUDA block holding kRows row streams (one warp each when kRows > 1, the whole block when
@@ -181,10 +182,10 @@ __host__ __device__ inline constexpr std::int64_t dg_combine_pitch(std::int64_t 
 // stream order (S − 1 sequential adds, declared in dg_shape_of) and the row leaves in one
 // coalesced pass. Written straight from the registers instead, a thread's eight consecutive
 // floats are eight 4-byte stores, each of a warp's touching 32 sectors: the L2 took eight write
-// requests per sector of partials (H200, session 18, ncu at 4096 x 16384 bf16 on
-// bwd.staged_rows: 3.0 M more L2 write sectors with dg than without, for 0.27 M sectors of
-// partials, and stage 1 19.5 us slower). And 4-byte stores at a 32-byte stride into shared
-// memory met 8-way bank conflicts; 16-byte ones meet two-way ones. Every thread of the block
+// requests per sector of partials (H200, ncu at 4096 x 16384 bf16 on bwd.staged_rows: 3.0 M
+// more L2 write sectors with dg than without, for 0.27 M sectors of partials, and stage 1
+// 19.5 us slower). And 4-byte stores at a 32-byte stride into shared memory meet 8-way bank
+// conflicts; 16-byte ones meet two-way ones. Every thread of the block
 // calls it (`tid` of `nthreads`).
 template <int K, int S, bool kShared = (S > 1)>
 __device__ __forceinline__ void write_dg_partial(float* part, const float (&acc)[K][kChunk], std::int64_t first,
@@ -254,9 +255,9 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
   start_dg_sums(acc);
 
   // The weights of this thread's columns, loaded once per program and held (they are the same
-  // for every row; M20, the weight picked by the row, loads them per row): the per-row form
-  // loaded and converted them twice per row, element by element on misaligned rows (ncu,
-  // session 6, bwd.persistent_rows at 32768 x 1025: 78 instructions per element). Up to two
+  // for every row; M20, the weight picked by the row, loads them per row): a per-row form loads
+  // and converts them twice per row, element by element on misaligned rows (ncu,
+  // bwd.persistent_rows at 32768 x 1025: 78 instructions per element). Up to two
   // chunks per thread (16 fp32 registers); the 4-chunk form keeps the per-row loads, and so do
   // the mutants (M20 picks the weight by row; M11's fp32 forms spill at the 64-register caps).
   constexpr bool kHoldW = kChunks <= 2 && M == Mutant::none;

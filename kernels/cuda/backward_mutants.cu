@@ -1,6 +1,6 @@
-// The bug catalog (SPEC §6) on the backward product bwd.persistent_rows.vec8: the same kernels
-// with one template switch flipped. Each runs only the 16-byte aligned, register-resident path
-// (D ≤ 8192), which is where its switch sits.
+// The bug catalog (docs/mutants.md) on the backward product bwd.persistent_rows.vec8: the same
+// kernels with one template switch flipped. Each runs only the 16-byte aligned, register-resident
+// path (D ≤ 8192), which is where its switch sits.
 //   M4  c = Σ ĝ x̂ (the sum, not the mean)        M5  dx = r ĝ (reduction term dropped)
 //   M6  rows with x = 0 short-cut to dx = 0        M8  every row stride taken as D
 //   M10 dg by float atomicAdd, row by row         M11 row offsets in 32-bit arithmetic

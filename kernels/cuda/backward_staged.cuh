@@ -6,7 +6,7 @@
 // a backward streams 6 bytes per element against that latency (measured on the H200: 0.52-0.72
 // of the same-run copy for D = 2048-8192). Here each thread copies its own chunks of the next
 // S − 1 rows straight into shared memory with cp.async (16-byte asynchronous copies, sm_80 and
-// later: a variant of its own, as issue #3 asks for anything beyond plain loads), S stages of
+// later: a variant of its own, as is every path beyond plain loads), S stages of
 // x, dy (and the incoming residual gradient) per block, S chosen from D so that two blocks fit
 // an SM: ~100 KB of loads in flight per SM whatever D is.
 //
@@ -198,14 +198,14 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
 
 // The same streams with lean addressing (bwd.staged_streams' 16-bit rows except the plain
 // backward of many wide rows: streams_lean_preferred). backward_staged_kernel's loop is mostly
-// address arithmetic (session 12, ncu at 8192 x 4096 bf16: 1.11 warp instructions per element,
-// 2.71 issued per cycle and SM): here what depends only on a thread's columns is computed once
+// address arithmetic (ncu at 8192 x 4096 bf16: 1.11 warp instructions per element, 2.71 issued
+// per cycle and SM): here what depends only on a thread's columns is computed once
 // (each chunk's byte offset in a row, its slot in a stage, how many of its bytes lie in the
 // row), a row's base addresses once per row, the stage and the row advance by additions, and a
 // full chunk's copies go through integer addresses. The arithmetic and its order are
 // backward_staged_kernel's (the same chains, groups_sum, chunk_dx), so the two agree bitwise.
-// dx goes through a pointer derived from the parameter: from an integer nvcc made the stores
-// generic (ST, not STG), 5-9 % slower (session 12).
+// dx goes through a pointer derived from the parameter: from an integer nvcc makes the stores
+// generic (ST, not STG), 5-9 % slower.
 template <typename T, typename G, int K, bool kResidual, int ROWS>
 __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThreads, 1)
     backward_streams_lean_kernel(Params<T, G> p, int stages) {
@@ -352,11 +352,11 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
 // bwd.staged_streams.vec8 (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
 // ROWS ∈ {2, 3, 6} row streams in one block per SM.
 //
-// Why. On the H200 bwd.staged_rows issued 0.67 warp instructions per cycle and scheduler with a
+// Why. On the H200 bwd.staged_rows issues 0.67 warp instructions per cycle and scheduler with a
 // third of the cycles idle, at 0.79 of the copy (32768 x 4096 bf16, ncu): about 40 instructions per
-// element, because a row of 4096 took 512 threads of one chunk each, and a row's fixed work (its
-// copies, the reduction and its barrier, the division, the address arithmetic) was paid per
-// 8 elements; and an SM worked on two rows at a time (two blocks). Here a thread takes K = 2 chunks
+// element, because a row of 4096 takes 512 threads of one chunk each, and a row's fixed work (its
+// copies, the reduction and its barrier, the division, the address arithmetic) is paid per
+// 8 elements; and an SM works on two rows at a time (two blocks). Here a thread takes K = 2 chunks
 // from D = 2048 on (a row of 4096: 256 threads), and one block of up to 768 threads per SM holds
 // ROWS streams of rows (3 of 256 threads, or 6 of up to 128) in step, one block-wide barrier per
 // iteration for all their reductions, at most 85 registers a thread. P = the SM count programs (fewer dg partial rows than
@@ -403,8 +403,8 @@ inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::s
 // registers), and only where two stages fit: fp32 rows with the fused add (three tensors of
 // 32-byte chunks) exceed the block's opt-in shared memory beyond D = 2048 or so. Those rows go
 // to bwd.staged_rows.
-// (The width limit was missing until session 6: fp32 rows of 4096 < D with two stages that fit,
-// no fused add, were accepted and then nothing launched; the fuzzer found it, dx left as it was.
+// (Without the width limit, fp32 rows of 4096 < D with two stages that fit, no fused add, would
+// be accepted and then nothing launched, dx left as it was:
 // corpora/regressions/backward_streams_f32_wide_no_launch.case.)
 inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
   if (elem_bytes == 4 && dim > kStreamsMaxDim32) return false;
@@ -437,14 +437,11 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
 }
 
 // Which kernel runs the streams: the lean one (backward_streams_lean_kernel) for 16-bit rows,
-// except the plain backward of more than 8192 rows wider than 1024. H200 (session 13, call 4,
-// bf16, R = 4096, 8192, 32768 x D = 1024-8192, two runs of each; `notes/gpu-2026-11-30-s13/`):
-// the lean kernel 1.02-1.10x at 4096-8192 rows (8192 x 5120 backward 0.81 -> 0.88 of the copy,
-// 4096 x 5120 0.73 -> 0.80; 8192 x 8192 0.83 either way), 1.16x at 32768 x 1024, the fused add
-// 1.00-1.05x everywhere up to 32768 rows (1.11x at 32768 x 1024); but the plain backward at
-// 32768 rows 0.91-0.96 -> 0.86-0.91 at D = 2048-8192 (under ncu alone at 32768 x 4096 the lean
-// kernel is the faster, 194 against 206 us: unexplained, see notes/PERF.md). fp32 rows were not
-// measured with it and keep the staged kernel.
+// except the plain backward of more than 8192 rows wider than 1024 (H200, bf16: the lean kernel
+// 1.02-1.10x at 4096-8192 rows, the fused add 1.00-1.05x up to 32768 rows; but the plain backward
+// at 32768 rows 0.86-0.91 of the copy against 0.91-0.96 at D = 2048-8192, although under ncu
+// alone at 32768 x 4096 the lean kernel is the faster, 194 against 206 us: unexplained). fp32
+// rows are not measured with it and keep the staged kernel.
 inline constexpr std::int64_t kStreamsLeanMaxRows = 8192;
 inline constexpr std::int64_t kStreamsLeanAnyRowsMaxDim = 1024;
 inline bool streams_lean_preferred(std::size_t elem_bytes, std::int64_t rows, std::int64_t dim, bool residual) {
@@ -507,19 +504,11 @@ inline Status streams_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint of bwd.staged_streams, from its time against bwd.staged_rows on the H200
-// (session 5, the lockstep streams, bench --variant 'bwd.staged*'), 16-bit rows:
-//   D <= 4096 (K <= 2, call A): from R = 512 0.76-0.98x (backward 32768 x 2048 0.76x: 0.92 of
-//     the copy), at R = 1-64 1.02-1.39x (few programs have a row, and each carries a
-//     768-thread block's set-up);
-//   4096 < D <= 8192 (K = 4, two streams, call B): 0.66-0.98x at D = 6144 and 8192 from R = 512
-//     (backward 512 x 8192 0.66x), at D = 5120 0.84-1.02x (backward 32768 x 5120 1.02x).
-// fp32 rows mixed (call A: D = 2048 1.07-1.17x at R >= 512, D = 4096 0.86x at R = 512 but 1.09x
-// at 32768). Session 18 (calls 7-8, bf16 and fp16, D = 2048-8192, two runs), once bwd.staged_rows'
-// dg partial left through shared memory (call 3): at R = 512 bwd.staged_rows leads at D = 2048 -
-// 4096 (1.05-1.11x) and ties at 5120-8192 (0.98-1.02x), at 1024 the two are within 0.94-1.07x,
-// from 2048 the streams lead (1.02-1.11x). Below kStreamsMinRows, and for fp32 rows, the
-// dispatcher goes on to bwd.staged_rows.
+// The dispatch hint of bwd.staged_streams: 16-bit rows from kStreamsMinRows rows, where the
+// streams lead bwd.staged_rows (measured 1.02-1.11x from 2048 rows on the H200, bf16 and fp16,
+// D = 2048-8192; at 512 rows bwd.staged_rows leads or ties, and with few rows few programs have
+// a row while each carries a 768-thread block's set-up). Below kStreamsMinRows, and for fp32
+// rows (mixed), the dispatcher goes on to bwd.staged_rows.
 inline constexpr std::int64_t kStreamsMinRows = 1024;
 inline bool streams_preferred(const BackwardArgs& a) {
   return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
@@ -539,10 +528,10 @@ inline Status staged_can_implement(const BackwardArgs& a) {
 }
 
 // Programs: P = 2·SMs, except where one block fills an SM (K = 4, 16-bit rows of D > 8192: 120
-// registers x 512 threads, and 135 KB of stages). There P = SMs: with 2·SMs the grid ran as two
-// waves, each paying the pipeline's fill and drain, and wrote twice the dg partials (264 rows of
-// D fp32, 17 MB at D = 16384 against 403 MB of rows at R = 4096; ncu at 4096 x 16384, session
-// 10: DRAM 59.5 %). staged_dg_shape declares the chains of both.
+// registers x 512 threads, and 135 KB of stages). There P = SMs: with 2·SMs the grid would run as
+// two waves, each paying the pipeline's fill and drain, and write twice the dg partials (264 rows
+// of D fp32, 17 MB at D = 16384 against 403 MB of rows at R = 4096; ncu at 4096 x 16384: DRAM
+// 59.5 %). staged_dg_shape declares the chains of both.
 inline bool staged_one_per_sm(const StagedConfig& c) { return c.chunks > 2; }
 inline AccumShape staged_dg_shape(std::int64_t rows) {
   const AccumShape two = dg_shape_of(rows, {});

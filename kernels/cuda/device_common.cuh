@@ -111,8 +111,8 @@ __device__ __forceinline__ float round_through(float v) { return to_float(from_f
 
 // A store of one element to a global address held as an integer. A thread that writes elements
 // G apart steps that integer by G·size (one IMAD.WIDE per element); through a C++ pointer nvcc
-// re-forms base + index·size for every element instead (four to five instructions: SASS of the
-// packed kernels, session 10). Volatile with a memory clobber, like the cp.async copies: ordered
+// re-forms base + index·size for every element instead (four to five instructions in the SASS
+// of the packed kernels). Volatile with a memory clobber, like the cp.async copies: ordered
 // against them and against every other access, as a plain store would be.
 __device__ __forceinline__ void store_global_at(std::uint64_t addr, float v) {
   asm volatile("st.global.f32 [%0], %1;" ::"l"(addr), "f"(v) : "memory");
@@ -156,8 +156,8 @@ __device__ __forceinline__ __nv_bfloat16 load_shared_at<__nv_bfloat16>(std::uint
 }
 // Predicated forms (fwd.packed_rows' columns past a row's end): the access happens when `on`,
 // else the load gives +0 and the store does nothing. One PTX predicate, where a C++ `if` around
-// the access made nvcc branch around every element (BSSY / BRA / BSYNC and register moves:
-// session 22, SASS of the fused add + FP8 instance).
+// the access makes nvcc branch around every element (BSSY / BRA / BSYNC and register moves in
+// the SASS of the fused add + FP8 instance).
 template <typename T>
 __device__ __forceinline__ T load_shared_if(bool on, std::uint32_t addr);
 template <>
@@ -214,9 +214,10 @@ __device__ __forceinline__ void store_scalar(T* p, std::int64_t i, float v) { p[
 // 64-bit row offsets and alignment
 // ---------------------------------------------------------------------------------------------
 
-// Element offset of a row start. Always 64-bit: R·stride may exceed 2^31 elements (SPEC §3).
-// kOffsets32 is mutant M11: the byte offset computed in 32-bit unsigned arithmetic, wrapping
-// modulo 2^32 bytes (rows past 4 GiB alias earlier rows instead of faulting).
+// Element offset of a row start. Always 64-bit: R·stride may exceed 2^31 elements
+// (docs/contract.md#arguments). kOffsets32 is mutant M11: the byte offset computed in 32-bit
+// unsigned arithmetic, wrapping modulo 2^32 bytes (rows past 4 GiB alias earlier rows instead of
+// faulting).
 template <bool kOffsets32 = false>
 __host__ __device__ __forceinline__ std::int64_t row_offset(std::int64_t row, std::int64_t stride,
                                                             unsigned elem_bytes = 1) {
@@ -323,8 +324,8 @@ __device__ __forceinline__ void store_chunk(T* p, const Chunk<T>& c) {
 // L2 prefetch (prefetch.global.L2 of the 128-byte line holding p): a hint, no register, no value
 // changes. A persistent program asks for a row it will read later while it works on the current
 // one, so that row's loads find it in L2 instead of waiting on DRAM (bwd.cluster_rows: one
-// 1024-thread CTA per SM, a row per cluster barrier; H200, session 7: D = 65536 0.47 -> 0.56 of
-// the copy). Only addresses inside the tensors are named.
+// 1024-thread CTA per SM, a row per cluster barrier; H200, D = 65536: 0.56 of the copy with the
+// prefetch against 0.47 without). Only addresses inside the tensors are named.
 inline constexpr int kL2Line = 128;
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 // The device's global clock in nanoseconds (the same on every SM; coarse, but it never runs back).

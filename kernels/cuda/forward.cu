@@ -154,7 +154,7 @@ void add_mutant(std::vector<Variant>& out) {
 void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::warp_row>(
       "fwd.warp_row", "D <= 1024: a sub-warp of 1-32 lanes per row, row in registers, 16-byte loads"));
-  // Before fwd.block_row (the same bits) where it was measured faster: FP8 outputs of 16-bit rows,
+  // Before fwd.block_row (the same bits) where it measures faster: FP8 outputs of 16-bit rows,
   // 7168 < D <= 8192, 512 <= R < 2048 (fwd::staged_rows_preferred).
   out.push_back(make<Mutant::none, Path::staged_rows>(
       "fwd.staged_rows", "FP8 outputs, 4096 < D <= 8192: fwd.block_row on a persistent grid, the next rows staged in shared memory (cp.async); dispatched for 16-bit rows of 7168 < D at 512 <= R < 2048"));
@@ -184,13 +184,13 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.back().preferred_forward = fwd::large_d_pair_preferred;
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
-  // Before fwd.packed_rows and fwd.realigned_row where it was measured faster: the plain forward
+  // Before fwd.packed_rows and fwd.realigned_row where it measures faster: the plain forward
   // of 16-bit rows, D = 1025-4097 from R = 4096, wider from R = 16384 (fwd::shifted_preferred).
   out.push_back(make<Mutant::none, Path::shifted_row>(
       "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead; dispatched for the plain forward of 16-bit rows of D = 1025-4097 from R = 4096 and of wider rows from R = 16384"));
   out.back().preferred_forward = fwd::shifted_preferred;
   out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
-  // Before fwd.realigned_row where it was measured faster: the forward of packed rows from
+  // Before fwd.realigned_row where it measures faster: the forward of packed rows from
   // R = 8192 (fp32 to D = 4097), the fused add from R = 4096 (16-bit: from 512 at D >= 4097; fp32
   // from D = 4097), the fused add + FP8 from R = 4096 (from 1024 at D >= 1025; fp32 from D = 4097
   // and R = 1024), the FP8 forward per block of 16-bit rows from R = 4096 (fwd::packed_fwd_preferred).
@@ -198,7 +198,7 @@ void register_forward_variants(std::vector<Variant>& out) {
       "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element; dispatched for the forward from R = 8192 (fp32 to D = 4097) and the fused add from R = 4096 (16-bit from 512 at D >= 4097; fp32 from D = 4097), for the fused add + FP8 from R = 4096 (from R = 1024 at D >= 1025; fp32 from D = 4097 and R = 1024), and for the FP8 forward per block of 16-bit rows from R = 4096"));
   out.back().preferred_forward = fwd::packed_fwd_preferred;
   out.back().packed_rows = true;
-  // Before fwd.element_row (the same bits) where it was measured faster: 16-bit rows, R >= 8192
+  // Before fwd.element_row (the same bits) where it measures faster: 16-bit rows, R >= 8192
   // (fwd::realigned_preferred).
   out.push_back(make<Mutant::none, Path::realigned_row>(
       "fwd.realigned_row", "D <= 8192, any alignment: fwd.element_row with the row moved through shared memory in 16-byte vectors; dispatched for 16-bit rows from R = 8192"));

@@ -15,9 +15,9 @@ Status run_bulk_ring(const ForwardArgs& a) {
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     // The plain forward of held rows (16-bit, no FP8 output) with 16-bit weights asks for the
-    // weights staged (H200, session 16, calls 1-2, bf16, D = 40960-65536, R = 4096-32768: 0.75-0.81
-    // of the copy staged, 0.66-0.77 not). The fused add does not: beside the weights its x and o
-    // rings get 3 slots each at D = 65536 (11 and 3 without), and it ran 0.87 staged against 0.88-0.90.
+    // weights staged (H200, bf16, D = 40960-65536, R = 4096-32768: 0.75-0.81 of the copy staged,
+    // 0.66-0.77 not). The fused add does not: beside the weights its x and o rings get 3 slots each
+    // at D = 65536 (11 and 3 without), and it runs 0.87 staged against 0.88-0.90.
     constexpr bool kHeldForm = sizeof(T) == 2 && !kQ;
     constexpr std::int64_t kStageW = kHeldForm && !kA && sizeof(G) == 2 ? static_cast<std::int64_t>(sizeof(Chunk<G>)) : 0;
     const RingSmem m = bulk_ring_smem(a.dim, static_cast<std::int64_t>(sizeof(Chunk<T>)), kA, smem_cache_budget(1), kStageW);

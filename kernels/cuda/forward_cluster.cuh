@@ -5,7 +5,7 @@
 // Why. fwd.large_d holds a row of D = 65536 (128 KB of bf16) in one 1024-thread block's shared
 // memory, one block per SM: its phases (load the row, reduce, scale, store) run back to back, so
 // the SM's loads idle through the reduction and the stores (H200: 0.71-0.83 of the copy at
-// D = 65536, sessions 2-10). Split over a cluster, a CTA holds 1/8 of the row in registers (two
+// D = 65536). Split over a cluster, a CTA holds 1/8 of the row in registers (two
 // 16-byte chunks per thread for 16-bit rows), two CTAs share an SM, and each thread has the
 // cluster's next row in flight (in registers; the FP8 forms ask L2 for it) while it reduces,
 // scales and stores this one.

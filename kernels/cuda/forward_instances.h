@@ -18,7 +18,7 @@
   X(run_shifted_row, none)               \
   X(run_scalar, none)
 
-// Mutants (SPEC §6), each on the product path where its bug is natural.
+// Mutants (docs/mutants.md), each on the product path where its bug is natural.
 #define RMSNORM_FWD_MUTANT_INSTANCES_A(X) \
   X(run_block_row, M1_padded_divisor)     \
   X(run_block_row, M2_eps_outside_root)   \

@@ -1,6 +1,7 @@
 // The forward family's kernels (plain, fused add, fused FP8 quantization, both fusions).
 //
-// Maths (SPEC §3), per row:  h = x, or h = RN_x(x + o) written back to x (fused add);
+// Maths (docs/contract.md#semantics), per row:
+//   h = x, or h = RN_x(x + o) written back to x (fused add);
 //   Σ = Σ_j h_j² in fp32;  r = rsqrtf(Σ / D + eps)  (a true division by D, one rounding);
 //   y_j = RN_out(h_j · r · w_j), w_j = g_j (standard), 1 + g_j (gemma), none (no_weight), or the
 //   llama double rounding RN(RN(h·r)·g);  FP8: q_j = RN_fp8_sat(y_j / s) from the fp32 y.
@@ -282,10 +283,8 @@ __device__ __forceinline__ Chunk<G> weight_chunk(const Params& p, std::int64_t c
 // branch: w = g + a, a = 1 for gemma (RN32(1 + g), the contract's rounding), a = -0 for standard
 // and llama (x + (-0) = x exactly for every x, -0 included; a NaN weight stays NaN, and y = (h·r)·w
 // is NaN either way), and for no weight a = 1 on the zeros weight_chunk gives (0 + 1 = 1 exactly).
-// The branchy form set eight registers to 1 per chunk before testing the convention (SASS,
-// session 6). Same-run A/B against it (H200, two alternating pairs, bf16, D = 2048-8192,
-// R = 64-32768, four forward ops): add + FP8 at R = 64 4-6 % faster in both pairs, every other
-// shape within 3 % (base against base: none moved).
+// A branch on the convention costs eight registers set to 1 per chunk before the test (SASS);
+// without it add + FP8 at R = 64 runs 4-6 % faster on the H200, every other shape within 3 %.
 __device__ __forceinline__ float weight_offset(int convention) {
   return (convention == static_cast<int>(Convention::gemma) || convention == static_cast<int>(Convention::no_weight))
              ? 1.0f
@@ -384,11 +383,9 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // blocks fit an SM at D = 4096 (20 warps); at 80 six fit (24 warps). At 80 none of them spills
 // (ptxas -v, CUDA 13.0); at 64 every one does (24-40 bytes). Kept at 128 (kCapOk false):
 // fwd.staged_rows' FP8 forms (20-28 bytes of spills at 80) and the prefetch kernel with fp32
-// weights (8 bytes). Session 10's ncu of the FP8 forward: 4.7 warps per scheduler, 40 % of cycles
-// with no eligible warp. H200, session 14 (call 2, two alternating A/B pairs, bf16 and fp16,
-// D = 1024-5120, R = 512-32768): the FP8 forward 5-9 % faster, the fused add + FP8 4-7 % (8192 x
-// 4096 bf16 0.85 -> 0.91 of the copy), nothing slower; at D = 6144-8192, where fwd.staged_rows
-// had been ahead, fwd.block_row now leads it from R = 4096 by 1.11-1.37x.
+// weights (8 bytes). The FP8 forward is latency-bound at 128 registers (ncu: 4.7 warps per
+// scheduler, 40 % of cycles with no eligible warp); at 80 the FP8 forward runs 5-9 % faster on the
+// H200 (bf16 and fp16, D = 1024-5120), the fused add + FP8 4-7 %, nothing slower.
 template <int LANES, typename T, bool kQuant, Mutant M, bool kEarlyW, bool kCapOk>
 inline constexpr bool regs_fp8_capped = LANES == 0 && kQuant && sizeof(T) == 2 && M == Mutant::none && !kEarlyW && kCapOk;
 template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
@@ -406,24 +403,21 @@ inline constexpr int regs_min_blocks =
 // kStaged (fwd.staged_rows, block form, product only): the grid is persistent (a few blocks per
 // SM, rows blockIdx.x + k·gridDim.x) and each thread copies its own chunks of the block's next
 // stages − 1 rows into shared-memory stages with cp.async (async_copy.cuh), so a block has rows
-// in flight while it reduces, scales and stores the current one. With one row per block and its
-// loads issued at the top, the loads of a block were idle through its reduction(s) and stores:
-// the FP8 forms (88-108 registers, 5 blocks of 128 threads per SM at D = 4096) reached 0.45-0.56
-// of the copy. Same thread mapping, same order, same arithmetic as the register form: every
-// output bit equals fwd.block_row's.
+// in flight while it reduces, scales and stores the current one (with one row per block and its
+// loads issued at the top, a block's loads are idle through its reduction(s) and stores). Same
+// thread mapping, same order, same arithmetic as the register form: every output bit equals
+// fwd.block_row's.
 //
 // kEarlyW (fwd.block_row for few rows, product only): the row's weights are loaded with its x,
-// before the reduction, instead of after it: with few rows the blocks wait on memory, and the
-// weight loads were a second round trip after the row sum (the same values, the same bits).
+// before the reduction, instead of after it: with few rows the blocks wait on memory, and weight
+// loads after the row sum would be a second round trip (the same values, the same bits).
 //
-// kAhead (fwd.block_row where it measured faster, fwd_regs_ahead_kernel): a block per row asks
+// kAhead (fwd.block_row where it measures faster, fwd_regs_ahead_kernel): a block per row asks
 // L2 for the row `ahead` rows on, `ahead` = the blocks that fit on the device at once: the block
 // that takes this slot one wave later finds its row there, and DRAM keeps working through this
-// block's reduction and stores. H200, session 8, every block-row instance with it: bf16 plain
-// forward at D = 16384 0.92-0.95 -> 0.94-0.99 of the copy and the fp32 FP8 forward +5-27 %, but
-// the fused add 4-15 % slower and the fp32 plain forward 3-7 % slower; so a kernel of its own,
-// launched where it was faster (run_block_row; a kernel argument on every instance had moved
-// their registers too).
+// block's reduction and stores. It slows some forms (the fused add by 4-15 % on the H200), so it
+// is a kernel of its own, launched where it is faster (run_block_row): a kernel argument on every
+// instance would move their registers too.
 //
 // kLeanY (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
 // held through the scale (the row's 4 chunks of fp32 y would take 32 registers a thread, past the
@@ -756,8 +750,8 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
 // together (fwd_regs_kernel), every block of the first wave has its whole row in flight at once,
 // DRAM interleaves them, every row arrives at about the same time, and the whole first wave sums,
 // scales and stores with no load in flight; its blocks end within half a microsecond of each
-// other and the next waves start in step (H200, session 20, rmsnorm-timeline: at 4096 x 8192 no
-// row finished in the first 4.4-5.7 us, and the kernel took the copy's time per row plus a fixed
+// other and the next waves start in step (H200, per-block timestamps at 4096 x 8192: no row
+// finishes in the first 4.4-5.7 us, and the kernel takes the copy's time per row plus a fixed
 // 7.3 us against the copy's 3.7). slot_ns is the time the device takes to move one row per SM.
 // Only the start differs: the same body, the same bits (one row's output does not depend on R).
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
@@ -790,7 +784,7 @@ inline constexpr int kSmemThreads = 1024;
 // fwd.large_d_pair: 512-thread blocks, two per SM, each with half the SM's shared memory for its
 // row cache: one row's loads overlap the other row's reduction, FP8 scale and stores (with 1024
 // threads one block fills the SM and its phases run back to back: FP8 at D = 16384 0.32 of the
-// copy on the H200; this form measured 0.46-0.47 there, session 4, `wip/large-d-two-blocks`).
+// copy on the H200; this form measures 0.46-0.47 there).
 inline constexpr int kSmemPairThreads = 512;
 inline constexpr int kSmemPairBlocksPerSM = 2;
 // Chunks in flight per thread and tensor in the loading pass: 64 registers per thread at 1024
@@ -823,10 +817,9 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
   // 4-7 of chunk c at lo[c], hi[c]): a warp's accesses are 512 contiguous bytes each. The thread
   // that writes chunk c reads it back (the same c = t + k·B), so no barrier; the bits are those of
   // the recomputation, y being formed by the same code. A kernel of its own: a run-time switch in
-  // the one kernel slowed the 16-bit FP8 forward 4-5 % where no stash fits (session 14, call 2).
-  // H200, session 14 call 3 (two alternating A/B pairs, bf16 and fp32, D = 8192-65536, R =
-  // 512-32768): FP8 +5-11 %, add + FP8 +3-10 % where it is launched (16-bit D <= 16384 on
-  // fwd.large_d_pair, <= 32768 on fwd.large_d; fp32 <= 12288 / 24576), nothing slower.
+  // the one kernel slows the 16-bit FP8 forward 4-5 % where no stash fits. Where it is launched
+  // (16-bit D <= 16384 on fwd.large_d_pair, <= 32768 on fwd.large_d; fp32 <= 12288 / 24576) it
+  // measures FP8 5-11 % and add + FP8 3-10 % faster on the H200, nothing slower.
   [[maybe_unused]] float4* const stash_lo = reinterpret_cast<float4*>(cache + nchunks);
   [[maybe_unused]] float4* const stash_hi = stash_lo + nchunks;
   // kFusedAmax (the product's FP8 forms without the stash: rows the stash does not fit): with a
@@ -887,8 +880,8 @@ __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPa
     // next row goes to L2 now, its loads overlapping this row's reduction and stores. Only the
     // head, the bytes of pass 1's first step (64 KB of x; 32 KB each of x and o): that is what
     // the next row waits on first, and whole rows (128 KB per SM at D = 65536, 17 MB on the
-    // device) were evicted before use, doubling the DRAM reads (H200, session 7: forward
-    // D = 65536 0.82 -> 0.63 of the copy with whole rows; D = 32768 0.80 -> 0.91).
+    // device) are evicted before use, doubling the DRAM reads (H200, the plain forward at
+    // D = 65536: 0.63 of the copy with whole rows prefetched against 0.82 without).
     if constexpr (THREADS == kSmemThreads) {
       if (row + gridDim.x < p.rows) {
         const std::int64_t next = row + gridDim.x;
@@ -1030,9 +1023,9 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
   // no per-slot address arithmetic is hoisted out of a row loop and held in registers.
   // kPersistent (fwd.realigned_row): a grid of a few blocks per SM walks the rows blockIdx.x +
   // k·gridDim.x with the row's weights held in registers from the start (16 fp32 per thread):
-  // a row of the one-block-per-row form paid a global load, a conversion and the convention per
-  // element for its weights, and a block launch (ncu, session 6: 60 instructions per element at
-  // D = 1025, 0.45 of the copy). Same mapping, order and arithmetic: the same bits.
+  // a row of the one-block-per-row form pays a global load, a conversion and the convention per
+  // element for its weights, and a block launch (ncu: 60 instructions per element at D = 1025,
+  // 0.45 of the copy). Same mapping, order and arithmetic: the same bits.
   static_assert(!kPersistent || (kRealign && M == Mutant::none), "persistent rows: the realigned product only");
   [[maybe_unused]] float w_held[kPersistent ? K : 1];
   if constexpr (kPersistent) {

@@ -297,9 +297,9 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (lean_y && D > kBlockRowHeldYMaxDim && a.rows > kMaxGridBlocks)
       return Status::fail(Status::Code::unsupported, who + ": FP8 rows past 8192 run a block per row, R <= 2^31 - 1");
   }
-  // fwd.staged_rows only where it was measured faster than fwd.block_row (H200, session 4: FP8
-  // outputs of 4096 < D <= 8192, add + FP8 0.77 -> 0.85 of the copy at 8192 x 8192, whose 256-thread
-  // FP8 blocks fit two per SM by registers); elsewhere it ran 0.80-0.89 where block_row ran 0.91-0.99.
+  // fwd.staged_rows implements only FP8 outputs of 4096 < D <= 8192, whose 256-thread FP8 blocks
+  // fit two per SM by registers; elsewhere fwd.block_row is faster (measured on the H200: 0.91-0.99
+  // of the copy against 0.80-0.89).
   if (path == Path::staged_rows && (a.quant == Quant::none || D <= kStagedMinDim - 1))
     return Status::fail(Status::Code::unsupported, who + ": FP8 outputs with " + std::to_string(kStagedMinDim) +
                                                        " <= D only (fwd.block_row is faster elsewhere)");
@@ -455,12 +455,12 @@ void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cuda
 }
 
 // Few rows (one block each, well under a wave): fwd.block_row loads each row's weights with its
-// x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits. H200: R = 1-64 ran 2.6-4.6 µs
-// against 0.8 µs for an empty kernel in the same CUDA graph (session 4).
+// x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits: a row's latency is the cost here
+// (H200: R = 1-64 take 2.6-4.6 µs against 0.8 µs for an empty kernel in the same CUDA graph).
 inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
 // fwd.block_row's L2 prefetch one wave ahead (run_block_row): the 16-bit plain forward of rows
 // over this width (512 threads at D = 16384; at D <= 8192 it measured within 3 % or slower), and
-// the 16-bit fused add + FP8 from this many rows (faster at 32768, slower at 4096; session 8).
+// the 16-bit fused add + FP8 from this many rows (faster at 32768, slower at 4096).
 inline constexpr std::int64_t kBlockRowAheadMinDim16 = 8192;
 inline constexpr std::int64_t kBlockRowAheadMinRowsAddQuant16 = 16384;
 
@@ -487,25 +487,9 @@ struct WaveCache {
 
 // fwd_regs_stagger_kernel's delay between an SM's first-wave blocks: the time the device needs to
 // read and write one row per SM, at kStaggerBytesPerNs (the H200's device copy: 4.2-4.3 TB/s).
-// H200, session 20. rmsnorm-timeline (call 8, bf16, two runs, against fwd_regs_kernel; slots of
-// 250 / 500 / 1000 ns, this formula's pick in brackets): 8192 x 4096 0.948 / 0.951 of the copy ->
-// 0.960 / 0.958 with 500 (502); 8192 x 5120 0.944 / 0.947 -> 0.947 / 0.954 with 500 (628);
-// 16384 x 4096 0.970 / 0.963 -> 0.978 / 0.972; 4096 x 8192 0.90 / 0.93 -> 0.94 / 0.94 with 1000
-// (1005), but 32768 x 8192 0.988 -> 0.982. The bench by name (call 9, `call9_ab.txt`, two
-// alternating pairs against the build before it, one process per width): at D = 4096 8192 rows
-// 1.009 / 1.021x (0.945 -> 0.957 / 0.962), 16384-32768 rows 1.002-1.005x; at 5120 4096 rows
-// 1.009 / 1.024x, 8192 rows 1.006 / 1.015x, 16384-32768 0.998-1.000x; at 2048 16384 rows 1.010 /
-// 1.012x (32768: 0.997 / 1.005x); f16 at 4096 from 8192 rows 1.002-1.006x. But at D = 8192
-// (16 KB rows) 1.003 / 1.004x at 4096 rows and 0.993-0.998x from 8192 rows: rows over 10 KB keep
-// fwd_regs_kernel. The same runs' unstaggered shapes (fewer than four waves: the same kernel in
-// both builds) moved 0.97-1.02x at 512-2048 rows, 0.99-1.00x from 4096: the noise of one pair.
-// The fused add + FP8 (call 11, `call11_ab.txt`, two pairs, bf16, a dynamic scale; its rows move
-// 7 D bytes, so its slot is 1.75x the plain forward's): D = 8192 2048 rows 1.034 / 1.038x, 4096
-// rows 1.018 / 1.005x (0.887 / 0.896 of the copy -> 0.899 / 0.903), 8192 rows 1.004 / 1.003x;
-// 5120 4096 rows 1.039 / 1.035x, 8192 rows 1.018 / 1.014x (0.855 -> 0.870); 4096 4096 rows 1.050
-// / 1.048x, 8192 rows 1.010 / 1.004x; 2048 8192 rows 1.051 / 1.036x. From 16384 rows that form
-// takes the prefetch kernel (above). The fused add alone 0.996-1.000x and FP8 alone 0.985-0.996x
-// where staggered: not taken.
+// A row of the fused add + FP8 moves 7 D bytes, so its slot is 1.75x the plain forward's. Plain
+// forward rows over kStaggerMaxRowBytes keep fwd_regs_kernel (16 KB rows measured 0.993-0.998x of
+// it from 8192 rows on the H200); the fused add + FP8 from 16384 rows takes the prefetch kernel.
 inline constexpr std::int64_t kStaggerBytesPerNs = 4300;
 inline constexpr std::int64_t kStaggerMinDim = 2048;
 inline constexpr std::int64_t kStaggerMaxRowBytes = 10 * 1024;
@@ -552,14 +536,12 @@ Status run_block_row(const ForwardArgs& a) {
     if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
       if (a.rows <= kEarlyWeightsMaxRows) return launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M, true>(p, c.lanes, 1, s);
     }
-    // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measured faster (H200,
-    // session 8, two A/B pairs): the 16-bit plain forward of rows over 8192 (+2-5 %), the fp32 FP8
-    // forward (+5-27 %), and the 16-bit FP8 forward behind the fused add from 16384 rows (+2-4 %
-    // at 32768 rows; 3-6 % slower at 4096). Elsewhere it was slower: the fused add alone 4-15 %,
-    // fp32 plain 3-7 %, fp32 fused add + FP8 3-6 %. The wave is the blocks of that kernel that fit
-    // on the device at once (cached per device and block size); with no more rows than a wave
-    // there is nothing to prefetch for. The fp32 FP8 forward keeps main's kernel up to
-    // kEarlyWeightsMaxRows rows (session 9: 4 % slower at R = 64, where no row is ahead). The
+    // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measures faster on the H200:
+    // the 16-bit plain forward of rows over 8192, the fp32 FP8 forward, and the 16-bit FP8 forward
+    // behind the fused add from 16384 rows. Elsewhere it is slower (the fused add alone by 4-15 %).
+    // The wave is the blocks of that kernel that fit on the device at once (cached per device and
+    // block size); with no more rows than a wave there is nothing to prefetch for. The fp32 FP8
+    // forward keeps fwd_regs_kernel up to kEarlyWeightsMaxRows rows, where no row is ahead. The
     // bits are the same either way (one body), so a row's output does not depend on R.
     constexpr bool kAheadForm = M == Mutant::none && ((sizeof(T) == 2 && !kQ && !kA) || (sizeof(T) == 4 && kQ && !kA) ||
                                                       (sizeof(T) == 2 && kQ && kA));
@@ -582,7 +564,7 @@ Status run_block_row(const ForwardArgs& a) {
     // The plain 16-bit forward of kStaggerMinDim <= D, rows of at most kStaggerMaxRowBytes, and the
     // 16-bit fused add + FP8 of kStaggerMinDim <= D (to 8192 here), over kStaggerMinWaves waves of
     // rows or more: the first wave staggered (fwd_regs_stagger_kernel). Not the fused add alone nor
-    // FP8 alone (session 20, call 11: 0.996-1.000x and 0.985-0.996x of the unstaggered kernel).
+    // FP8 alone (measured 0.996-1.000x and 0.985-0.996x of the unstaggered kernel on the H200).
     if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ == kA) {
       if (a.dim >= kStaggerMinDim && (kQ || a.dim * static_cast<std::int64_t>(sizeof(T)) <= kStaggerMaxRowBytes)) {
         auto kernel = fwd_regs_stagger_kernel<T, G, kQ, kA, kBlockRowIters>;
@@ -664,12 +646,9 @@ inline LargeDSmem large_d_smem(std::int64_t n, std::int64_t chunk_bytes, std::in
   return m;
 }
 
-// Where fwd.large_d runs on its persistent grid with the next row's head prefetched (H200,
-// session 7, bf16, R = 4096-32768, A/B against a block per row): the plain forward at D = 32768
-// (64 KB rows) 0.77-0.80 -> 0.86-0.91 of the copy, add + FP8 at D = 65536 0.57-0.59 -> 0.60-0.75,
-// FP8 at D = 65536 0.44-0.45 -> 0.46-0.48, the fused add within 3 %; but the plain forward at
-// D = 65536 (128 KB rows) 0.79-0.82 -> 0.69-0.70 (0.63 with whole rows prefetched); why was not
-// measured. So the plain forward of rows over 64 KB keeps a block per row.
+// Where fwd.large_d runs on its persistent grid with the next row's head prefetched: everywhere
+// but the plain forward of rows over 64 KB, which keeps a block per row (measured on the H200,
+// bf16, D = 65536: 0.79-0.82 of the copy a block per row against 0.69-0.70 persistent).
 inline constexpr std::int64_t kLargeDPlainPersistentMaxRowBytes = 64 * 1024;
 inline bool large_d_persistent(const ForwardArgs& a) {
   const bool plain = a.quant == Quant::none && a.o.data == nullptr;
@@ -716,20 +695,10 @@ Status run_large_d(const ForwardArgs& a) {
   return launch_large_d<M, kSmemThreads>(a, Path::large_d);
 }
 
-// The dispatch hint of fwd.staged_rows: FP8 outputs of 16-bit rows wider than 6144 (block_row
-// there runs 224-256-thread blocks at 88-96 registers, two per SM, and waits on its loads), from
-// R = 512. Session 6, call 4, by name side by side (bench --variant 'fwd.*row*', D = 5120-8192,
-// R = 512-32768): bf16 and fp16 at D = 7168 and 8192 staged_rows took 0.88-0.99x block_row's time
-// (FP8 0.41-0.63 -> 0.44-0.64 of the copy; add + FP8 0.69-0.78 -> 0.69-0.85), at every R; at
-// D = 6144 1.06-1.08x faster only at R = 512 and 1.09-1.19x slower from R = 4096; at D = 5120
-// slower everywhere (1.12-1.33x); fp32 rows slower with the fused add (1.0-1.5x) and mixed
-// without. R < 512 was not measured.
-// Session 14: with block_row's 16-bit FP8 forms held to 80 registers (three 256-thread blocks per
-// SM instead of two), block_row leads (call 2, bf16, by name side by side, FP8 and add + FP8):
-// from R = 4096 at D = 6144 and 8192 by 1.11-1.37x (add + FP8 at 8192 x 8192: 0.925 against
-// 0.832 of the copy), at R = 512 and D = 6144 by 1.15-1.19x; staged_rows is ahead only at R = 512
-// and D = 8192 (1.02-1.03x). So staged_rows keeps rows past 7168 from R = 512 below 2048 rows
-// (R = 513-4095 and D = 6145-8191 other than those were not measured; fp16 is taken as bf16).
+// The dispatch hint of fwd.staged_rows: FP8 outputs of 16-bit rows past 7168 at 512 <= R < 2048.
+// fwd.block_row's 16-bit FP8 forms run three 256-thread blocks per SM (80 registers) and lead
+// elsewhere; staged_rows is ahead at R = 512, D = 8192 (measured 1.02-1.03x on the H200, bf16).
+// fp16 rows follow the bf16 rule.
 inline constexpr std::int64_t kStagedPreferredMinDim = 7169;
 inline constexpr std::int64_t kStagedPreferredMinRows = 512;
 inline constexpr std::int64_t kStagedPreferredMaxRows = 2047;
@@ -740,49 +709,25 @@ inline bool staged_rows_preferred(const ForwardArgs& a) {
 
 // The dispatch hint of fwd.block_row: everywhere it implements, except FP8 outputs of 16-bit rows
 // past 8192 (the lean-y kernel: up to 512 threads of 4 chunks, two blocks per SM) below
-// kLeanYMinRows rows. H200, session 17 (calls 1-2, bf16, by name beside fwd.large_d_pair and
-// fwd.large_d, D = 9216 / 12288 / 16384): add + FP8 from R = 1024 0.68-0.74 against the pair's
-// 0.58-0.67, at 4096-32768 rows 0.81-0.95 against at most 0.78 (8192 x 16384: 0.923 against
-// 0.750); the FP8 forward from R = 1024 0.51-0.56 against 0.42-0.51; at R = 512 the pair ahead
-// by 1-7 % (but for the FP8 forward at 9216), at R = 256 a tie or the pair, at R = 64 fwd.large_d
-// (0.42-0.52). fp16 at 512 and 8192 rows the same way. R = 513-1023 was not measured: the pair
-// keeps them.
+// kLeanYMinRows rows, where fwd.large_d_pair or fwd.large_d lead. From 1024 rows the lean-y kernel
+// leads (measured on the H200, bf16, add + FP8 at 8192 x 16384: 0.923 of the copy against the
+// pair's 0.750).
 inline constexpr std::int64_t kLeanYMinRows = 1024;
 inline bool block_row_preferred(const ForwardArgs& a) {
   const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim > kBlockRowHeldYMaxDim;
   return !lean_y || a.rows >= kLeanYMinRows;
 }
 
-// The dispatch hint of fwd.large_d_pair: FP8 outputs (the plain forward at D = 65536 measured
-// 0.80 -> 0.67 of the copy in this form, session 4) whose 16-bit row fits a pair block's cache
-// share (D <= 32768; FP8 at D = 65536 measured mixed, 0.40-0.46 against 0.43-0.45); FP8 rows of
-// D <= 8192 go to fwd.block_row before it. The pair gains by overlapping one block's loads with
-// the other's reductions and stores, so it needs rows for two blocks on every SM: session 6's
-// A/B (bf16, D = 16384 / 32768) measured 0.32 -> 0.46 and 0.42 -> 0.51 of the copy at R = 32768
-// (add + FP8 0.65 -> 0.78, 0.69 -> 0.76), but 4-22 % slower at R = 1-64, where each row's
-// block is alone on its SM and 512 threads take twice the steps of 1024. By name, side by side
-// (call 2): R = 128 pair 0.62 / 0.53 against 0.65 / 0.59 (FP8; D = 16384 / 32768), R = 256 pair
-// 0.61 / 0.55 against 0.52 / 0.49, and ahead at every R from 256 to 4096 for both FP8 ops.
-// Hence from R = 256 (two rows per SM of a 132-SM H200 need 264; fewer rows leave SMs idle).
-// Session 11 (call 2, by name, bf16, D = 12288-65536, R = 64-32768, large_d with its persistent
-// prefetch since session 7): add + FP8 of rows over 32 KB now runs faster on fwd.large_d from
-// R = 4096 (D = 20000: 1.01-1.03x, D = 32768: 1.06-1.07x), the pair still ahead at R = 512
-// (1.02-1.09x); FP8 alone keeps the pair to 64 KB (1.09-1.38x). And the fused add without FP8
-// of 16-bit rows past fwd.block_row's 16384 gains from the pair as well: D = 20000 1.04-1.11x,
-// D = 32768 1.04-1.09x at R = 512 and 32768, 0.997x at 4096; at D = 65536 (128 KB rows, beyond
-// its cache share) 1.01-1.02x, not taken. The plain forward: the pair ahead only at R = 512.
-// Session 14 (calls 1 and 4, by name, bf16, the plain forward): the pair leads fwd.large_d at
-// R = 256 and 512 for every D from 16392 to 49152 (1.01-1.14x; 65536 a tie), and from R = 4096
-// only at some widths (16392 1.14-1.15x, 40000 1.12-1.13x; large_d 1.02-1.08x at 20000-24576, a
-// tie at 32768): so the plain 16-bit forward takes the pair at 256 <= R <= 512 to D = 49152.
-// Session 17 (call 4, by name, bf16, R = 512-32768, D = 20000-65536, both with the fused amax
-// where the y stash does not fit): with a dynamic per-token scale the pair leads fwd.large_d for
-// add + FP8 to D = 40960 at every R (20000: 0.67-0.70 against 0.62-0.65; 40960: 0.71-0.86 against
-// 0.69-0.78), fwd.large_d leads at 65536 from R = 4096 (0.80-0.83 against 0.77-0.82; a tie at
-// 512); FP8 alone the pair leads at every D to 65536 (1.02-1.19x). So 16-bit FP8 outputs take the
-// pair to 80 KB rows under the fused add and 128 KB without, past 64 KB from R = 512 (measured);
-// fp32 rows keep session 11's rule (not remeasured). The old rule sent 16-bit add + FP8 of rows
-// over 32 KB to fwd.large_d from R = 4096 (the pair without the fused amax ran 0.70-0.75 there).
+// The dispatch hint of fwd.large_d_pair. The pair gains by overlapping one block's loads with the
+// other's reductions and stores, so it needs rows for two blocks on every SM: from R = 256 (two
+// rows per SM of a 132-SM H200 need 264; with fewer rows each row's block is alone on its SM, and
+// 512 threads take twice the steps of 1024).
+//   FP8 outputs: 16-bit rows to 64 KB, and from R = 512 to 128 KB (80 KB with the fused add);
+//   fp32 rows to 64 KB, but for the fused add + FP8 of rows over 32 KB from R = 4096, which runs
+//   faster on fwd.large_d. FP8 rows of D <= 8192 go to fwd.block_row before it.
+//   The fused add without FP8: 16-bit rows past fwd.block_row's 16384 to D = 32768, from R = 512
+//   (measured 1.04-1.11x fwd.large_d at D = 20000 on the H200).
+//   The plain forward: 16-bit rows to D = 49152 at 256 <= R <= 512.
 inline constexpr std::int64_t kLargeDPairPlainMaxRows = 512;
 inline constexpr std::int64_t kLargeDPairPlainMaxDim16 = 49152;
 inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
@@ -821,19 +766,11 @@ Status run_large_d_pair(const ForwardArgs& a) {
 
 // The dispatch hint of fwd.bulk_ring, 16-bit rows of 40960 < D (six pieces or more) without FP8
 // outputs: the fused add to D = 65536 from R = 512, and the plain forward with 16-bit weights
-// (staged in shared memory; no weights count as 16-bit) to D = 57344 from R = 4096.
-// Session 15 (call 4, by name, bf16, side by side with fwd.large_d and fwd.large_d_pair, two
-// runs): the fused add at D = 65536 ran 0.848 / 0.885 / 0.897 / 0.911 of the copy at R = 512 /
-// 4096 / 8192 / 32768, 1.03-1.11x the better of the two (0.81-0.83); at D = 32768 it ran 0.81-0.84
-// where the pair ran 0.92-0.95; FP8 forms lost or tied everywhere. Session 16 (calls 2-6, the
-// same comparison at D = 40960-65536; call 6 the final form, every thread arriving on the slot's
-// empty mbarrier): the fused add at 49152-65536 0.84-0.90 against 0.78-0.84 (at 32768 x 49152
-// fwd.large_d ran 0.81-0.90 across the calls: a tie there), at 40960 behind fwd.large_d from
-// R = 4096 (0.84-0.85 against 0.89-0.91); the plain forward, weights staged, at
-// 49152 0.75-0.78 from R = 4096 against 0.71-0.73 (1.06-1.07x), at 57344 a tie with fwd.large_d
-// (0.75-0.78 both), at 40960 a tie with the pair, behind fwd.large_d at 65536 (0.78 against
-// 0.81-0.83: 6 x slots for 8 pieces beside the weights, so each row waits for its last two pieces
-// (ncu, call 7)) and behind the pair at R = 512 (0.62-0.68 against 0.72-0.74).
+// (staged in shared memory; no weights count as 16-bit) to D = 57344 from R = 4096. Measured on
+// the H200 (bf16, beside fwd.large_d and fwd.large_d_pair): the fused add at D = 65536 runs
+// 1.03-1.11x the better of the two; FP8 forms lose or tie everywhere. The plain forward at 65536
+// stays on fwd.large_d: beside the staged weights the ring holds 6 slots for 8 pieces, so each
+// row waits for its last two pieces.
 inline constexpr std::int64_t kBulkRingMinDim16 = 40961;
 inline constexpr std::int64_t kBulkRingAddMaxDim16 = 65536;
 inline constexpr std::int64_t kBulkRingPlainMaxDim16 = 57344;
@@ -860,12 +797,9 @@ Status run_element_row(const ForwardArgs& a) {
   });
 }
 
-// The dispatch hint of fwd.realigned_row, from its time against fwd.element_row on the H200
-// (session 5, the final call, bench --variant 'fwd.*_row', D = 1025/2049/4097/8191): 16-bit rows
-// at R = 8192 and 32768 0.81-0.96x for the plain and fused-add forward, 0.50-0.78x with FP8
-// outputs, 0.73-0.96x for add + FP8; at R = 64 1.13-1.53x (but FP8 alone 0.76-0.79x); fp32 rows
-// 1.04-1.87x (but FP8 alone 0.63-0.98x at R >= 8192). Hence 16-bit rows from R = 8192; the rest
-// goes on to fwd.element_row.
+// The dispatch hint of fwd.realigned_row: 16-bit rows from R = 8192; the rest goes on to
+// fwd.element_row (on the H200 16-bit rows at R = 8192 and 32768 take 0.81-0.96x fwd.element_row's
+// time for the plain and fused-add forward; few rows and fp32 rows mostly take longer).
 inline constexpr std::int64_t kRealignedMinRows = 8192;
 inline bool realigned_preferred(const ForwardArgs& a) {
   return size_of(a.x.type) == 2 && a.rows >= kRealignedMinRows;
@@ -884,8 +818,8 @@ Status run_realigned_row(const ForwardArgs& a) {
     const std::size_t bytes = 2 * static_cast<std::size_t>(realign_buffer_bytes(a.dim, sizeof(T)));
     // The plain forward runs on a persistent grid with its weights held in registers; the fused
     // add and FP8 forms keep a block per row: held weights cost them occupancy (87-111
-    // registers) and the persistent form ran 4-51 % slower there (H200, session 7, bf16,
-    // D = 1025-8191, R = 32768), where the plain forward ran 7-17 % faster.
+    // registers) and the persistent form runs 4-51 % slower there (H200, bf16, D = 1025-8191,
+    // R = 32768), where the plain forward runs 7-17 % faster.
     constexpr bool kPersist = !kQ && !kA;
     auto kernel = fwd_element_kernel<T, G, kQ, kA, M, true, kPersist>;
     const int threads = element_threads(a.dim);
@@ -944,55 +878,24 @@ Status run_packed_rows(const ForwardArgs& a) {
     }
   });
 }
-// The dispatch hint of fwd.packed_rows, from its time against the better of fwd.realigned_row and
-// fwd.element_row on the H200 (session 10, bench --variant 'fwd.*_row*', D = 513/1025/2049/4097/
-// 8191, R = 64/4096/32768, that time / this one):
-//   fused add, bf16 rows: 1.13-1.45 at R = 4096 and 32768, 0.64-0.97 at R = 64 (fp16 rows,
-//   not measured, follow the bf16 rule: the same kernel template, the same sizes);
-//   fused add, fp32 rows: 1.13-1.20 at D = 4097 and 8191 from R = 4096, 0.85-1.06 below 4097;
-//   plain forward: 0.64-0.98 in bf16 rows, 0.67-1.08 in fp32 (not taken).
-// The plain forward is issue-bound here (ncu at 32768 x 1025 bf16: 1.54 warp instructions per
-// element, 72 % of the issue slots busy): a thread's 14 elements per tile each cost a predicated
-// shared-memory load and a predicated element store with its own 64-bit address (SASS, session
-// 10), against realigned_row's vectors. The fused add moves twice the input through the same
-// per-tile bookkeeping, and its h store rides on the load already made.
-//
-// Session 11, after the per-element code went through stepped integer addresses (two A/B pairs
-// against session 10's form: 92 of 108 odd-D shapes faster by more than 3 % in both, fp32 rows
-// at 4097-8191 4-9 % slower), by name again (call 2, D = 513-8191, R = 64-32768):
-//   plain forward, bf16: 1.10-1.25x the better of the two at R = 32768, 0.94-1.07x at 4096,
-//     0.95-0.98x at 512 and 0.69-0.93x at 64; fp32: 1.03-1.10x at R = 32768 up to D = 4097,
-//     0.98x at 8191, 0.97-1.04x at 4096. So from R = 8192 (between the two measured, as
-//     fwd.realigned_row's own cut), fp32 rows to D = 4097;
-//   fused add, bf16: 1.24-1.61x from R = 4096; at R = 512 1.08-1.24x from D = 4097, 0.87-0.97x
-//     below; fp32 from D = 4097: 1.11-1.19x at 4096 rows, 0.99-1.16x at 512.
+// The dispatch hint of fwd.packed_rows, from its speed against the better of fwd.realigned_row and
+// fwd.element_row (and fwd.shifted_row for the plain forward) on the H200:
+//   fused add: 16-bit rows from R = 4096, and from R = 512 at D >= 4097; fp32 rows from R = 4096
+//   at D >= 4097 (measured 1.24-1.61x the better of the two for bf16 rows from R = 4096);
+//   plain forward: 16-bit rows from R = 512 where fwd.shifted_row is not preferred; fp32 rows
+//   from R = 8192 to D = 4097 (fwd.element_row leads at R = 512-1024 for most D);
+//   fused add + FP8 (per token, static or per block): 16-bit rows from R = 4096, and from
+//   R = 1024 at D >= 1025; fp32 rows from R = 1024 at D >= 4097;
+//   FP8 forward: 16-bit rows per block of 128 from R = 4096 (per token it is behind).
+// fp16 rows follow the bf16 rule: the same kernel template, the same sizes. A static scale takes
+// the per-token rules: its kernel is the per-token one less the amax and its barrier.
 inline constexpr std::int64_t kPackedFwdMinRows = 4096;
 inline constexpr std::int64_t kPackedFwdWideMinRows16 = 512;  // 16-bit fused add from D = 4097
 inline constexpr std::int64_t kPackedFwdWideMinDim16 = 4097;
 inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
 inline constexpr std::int64_t kPackedFwdPlainMinRows = 8192;
 inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
-// Session 23 (warp-wide chunks, full warps, two blocks an SM; call 4, one run by name against
-// fwd.shifted_row, fwd.realigned_row and fwd.element_row, D = 513-8191, R = 512-32768,
-// `notes/gpu-2026-12-02-s23/call4_byname_fwd.txt`): the plain forward of 16-bit rows leads or
-// ties (within 1.5 %) at every D from R = 512 to 2048 (bf16 1.00-1.07x the next; 0.99x at 2048 x
-// 1537 and 2048 x 513), so from R = 512 where fwd.shifted_row is not preferred (it keeps D =
-// 1025-4097 from 4096 rows: 0.94-1.03x there for packed). fp32 rows stay from R = 8192:
-// fwd.element_row leads at R = 512-1024 for most D (up to 1.09x).
 inline constexpr std::int64_t kPackedFwdPlainMinRows16 = 512;
-//
-// FP8 outputs (session 22, call 1, by name against fwd.realigned_row and fwd.element_row, D = 513-
-// 8191, R = 512-32768, two runs; `notes/gpu-2026-12-02-s22/`), this time / the better of the two:
-//   fused add + FP8 per token, bf16 rows: 1.04-1.30 from R = 4096 (32768 x 1025 0.41 of the copy
-//   against 0.31-0.32), 0.82-1.04 at R = 512; fp32 rows: 1.06-1.88 from D = 4097 at R >= 4096,
-//   0.69-1.06 below; per block of 128 (bf16, R = 4096 and 32768, D = 1025-8191): 1.46-1.98;
-//   the plain FP8 forward per token: 0.78-0.98 in bf16 (1.09 at 513 x 32768 only) and 0.54-0.96 in
-//   fp32 (not taken); per block, bf16: 1.39-2.06 (taken for 16-bit rows).
-//   A static scale takes the per-token rules (its kernel is the per-token one less the amax and
-//   its barrier; call 2, static by name: the fused add + FP8 1.22-1.40, the FP8 forward 0.83-1.00).
-// Session 22, call 5 (the final, predicated form; one run, per token): the fused add + FP8 at
-// R = 1024 and 2048 leads in bf16 from D = 1025 (1.02-1.23x; 0.88-0.91x at 513) and in fp32 from
-// D = 4097 (1.06-1.42x; 2049 and below 0.84-0.96x, but 1025 x 2048 1.04x), so from R = 1024 there.
 inline constexpr std::int64_t kPackedFwdQuantMidRows = 1024;
 inline constexpr std::int64_t kPackedFwdQuantMidMinDim16 = 1025;
 inline bool packed_fwd_preferred(const ForwardArgs& a) {
@@ -1010,19 +913,14 @@ inline bool packed_fwd_preferred(const ForwardArgs& a) {
   return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
 }
 
-// The dispatch hint of fwd.shifted_row, from its time against fwd.packed_rows by name (H200,
-// session 21, calls 2-3: the final kernel in both, two alternating runs each; `notes/gpu-2026-12-02-s21/`):
-//   plain forward, bf16 and f16 rows: D = 1025-4097 from R = 4096 1.02-1.19x (bf16 32768 x 1025
-//   0.660-0.664 of the copy against 0.602-0.615); D = 6145 and 8191 1.09-1.17x at R = 32768, a
-//   tie at 8192 rows, 0.94-0.95x at 4096; D = 513 1.06-1.09x at 4096 rows, a tie at 8192,
-//   0.92-0.93x at 32768; R = 512 0.64-0.89x. Below R = 8192 the dispatcher had fwd.element_row
-//   there (0.51 of the copy at 4096 x 1025 bf16, session 20), which fwd.shifted_row beats by more.
-//   fp32 rows 0.86-1.16x, the fused add 0.72-1.05x (mostly behind): not taken.
+// The dispatch hint of fwd.shifted_row: the plain forward of 16-bit rows, D = 1025-4097 from
+// R = 4096 and wider rows from R = 16384, where it leads fwd.packed_rows (measured 1.02-1.19x at
+// D = 1025-4097 from R = 4096 on the H200). fp32 rows and the fused add are mostly behind: not taken.
 // Why not faster: a warp's rows follow one another (load, sum, store), so its loads wait idle
 // through the row's work; the column-chunk order (the shuffles and the switch over the lead, which
-// make a row's bits independent of its position) cost 12-15 % at 32768 x 1025 (0.748 -> 0.65, call
-// 1 against call 2), and a second register set for the next row's loads lost 5-19 % (128
-// registers a thread halve the warps an SM holds; call 3).
+// make a row's bits independent of its position) costs 12-15 % at 32768 x 1025, and a second
+// register set for the next row's loads costs more than it gains (128 registers a thread halve the
+// warps an SM holds).
 inline constexpr std::int64_t kShiftedMinRows = 4096;
 inline constexpr std::int64_t kShiftedMinDim = 1025;
 inline constexpr std::int64_t kShiftedNarrowMaxDim = 4097;
@@ -1101,25 +999,13 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
   return n;
 }
 
-// The dispatch hint of fwd.cluster_row, from its time against fwd.large_d and fwd.large_d_pair
-// (H200, session 11, by name, bf16, D = 12288-65536): from R = 512 it ran 0.70-1.01x of the
-// better of them in the plain forward and the fused add (1.01 only for the fused add at 65536;
-// two rows' phases per SM overlap in large_d_pair, and large_d's next-row prefetch keeps DRAM
-// busy, while the cluster's two CTAs per SM wait at a cluster barrier per row), 0.41-0.88x with
-// FP8 outputs; at R = 64, where each row's block is alone on its SM, 1.03-1.13x at
-// D = 20000-32768 and 1.00-1.02x at 65536 for the plain forward and the fused add (call 2); at
-// R = 1-16 1.27-2.41x (call 3: one row over 8 SMs instead of 1). So: those two ops of 16-bit rows
-// past fwd.block_row's 16384, R <= 64. Session 14 (call 1, the three side by side in one process,
-// two runs, graph replay, bf16, D = 16392-65536): the same at R = 1-16 (1.28-2.35x) and for the
-// plain forward at R = 64 (1.01-1.11x), but the fused add at R = 64 past D = 32768 ran faster on
-// fwd.large_d (D = 49152 1.16-1.17x, 65536 1.00x), which keeps those (R = 17-63 not measured).
-// FP8 outputs (dynamic per-token scale), session 19 (call 1, `notes/gpu-2026-12-01-s19/
-// call1_table.txt`, two runs, graph replay, bf16, against fwd.large_d, fwd.large_d_pair and
-// fwd.block_row by name): at R = 1-16 fwd.cluster_row leads from D = 16384 (FP8 alone 1.03-1.12x
-// the dispatcher's fwd.large_d at 16384, 1.19-2.21x at 24576-65536; add + FP8 1.08-1.17x and
-// 1.31-2.43x), at R = 64 fwd.large_d leads (1.07-1.17x; at 24576 a tie, add + FP8 0.96x); at
-// D = 12288 fwd.large_d_pair leads or ties (add + FP8 at R = 1: the cluster 1.03x). So the FP8
-// forms of 16-bit rows from D = 16384 to R = 16 (R = 17-63 not measured).
+// The dispatch hint of fwd.cluster_row: few rows, where each row's block would be alone on its SM
+// and the cluster spreads one row over 8 SMs (measured 1.27-2.41x the better of fwd.large_d and
+// fwd.large_d_pair at R = 1-16 on the H200). The plain forward and the fused add of 16-bit rows
+// past fwd.block_row's 16384 to R = 64 (the fused add past D = 32768 below R = 64 only), the FP8
+// forms of 16-bit rows from D = 16384 to R = 16. With more rows it runs behind: two rows' phases
+// per SM overlap in fwd.large_d_pair and fwd.large_d's next-row prefetch keeps DRAM busy, while
+// the cluster's two CTAs per SM wait at a cluster barrier per row.
 inline constexpr std::int64_t kClusterRowMaxRows = 64;
 inline constexpr std::int64_t kClusterRowMinDim = 16385;
 inline constexpr std::int64_t kClusterRowAddMaxDimAtMaxRows = 32768;

@@ -5,7 +5,7 @@
 //
 // Why. fwd.realigned_row moves each row through shared memory in 16-byte vectors, but one row
 // per block at a time, synchronously: 0.50 of the same-run copy at 32768 x 1025 bf16 (fused add
-// 0.44; H200, session 9), 60 instructions per element (ncu, session 6). Here a program keeps
+// 0.44; H200). Here a program keeps
 // several tiles of consecutive rows in flight (cp.async stages), and a thread's work per tile is
 // 2 rows of up to 8 columns (or 1 of up to 13).
 //
@@ -23,12 +23,13 @@
 // group butterfly (5 + ceil_log2(G / 32) levels): packed_row_shape(D). The maths of every forward
 // (forward_kernels.cuh: rstd_of, y_of, effective_weight).
 //
-// FP8 outputs (kQuant; session 22: odd D had only fwd.realigned_row's one row per block, 0.32 of
-// the copy for add + FP8 at 32768 x 1025 bf16): y stays fp32 in h's registers; the scale is the
-// given one, the row's amax (a second barrier: the amax needs r; a maximum of |y|'s bits is
-// exact in any order, so the bits stay batch-invariant), or per block of 128 columns the group
-// maxima in shared memory (a warp's redux, then one atomicMax per warp and column step), a pass
-// over the tile's groups for their scales, and a third barrier; the codes are stored byte by byte.
+// FP8 outputs (kQuant; the alternative for odd D is fwd.realigned_row's one row per block, 0.32 of
+// the copy for add + FP8 at 32768 x 1025 bf16 on the H200): y stays fp32 in h's registers; the
+// scale is the given one, the row's amax (a second barrier: the amax needs r; a maximum of |y|'s
+// bits is exact in any order, so the bits stay batch-invariant), or per block of 128 columns the
+// group maxima in shared memory (a warp's redux, then one atomicMax per warp and column step), a
+// pass over the tile's groups for their scales, and a third barrier; the codes are stored byte by
+// byte.
 #pragma once
 
 #include "forward_kernels.cuh"
@@ -65,9 +66,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     fwd_packed_kernel(Params p, int group_threads, int groups, int stages) {
   constexpr int kTensors = kAdd ? 2 : 1;
   // Columns past a row's end: predicated accesses (kPredicated) in the fused add and the FP8
-  // forms, 2-27 % faster than a branch around each element there (session 22, call 3: A/B by name,
-  // D = 513-8191, R = 4096 and 32768); the plain forward keeps the branch (predicated, it ran
-  // 1-7 % slower in bf16 rows).
+  // forms, 2-27 % faster than a branch around each element there (H200, D = 513-8191, R = 4096
+  // and 32768); the plain forward keeps the branch (predicated, it runs 1-7 % slower in bf16 rows).
   constexpr bool kPredicated = kAdd || kQuant;
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
@@ -202,7 +202,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
         const std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + c0);
         // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
-        // inside it: the plain forward's SASS of session 22's call 2).
+        // inside it, as the plain forward's SASS shows).
         by_warp(full_warp, [&](auto full_c) {
           constexpr bool kFull = decltype(full_c)::value;
           auto put_y = [&](int m, auto&& y_at) {
@@ -267,8 +267,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       // Per block: a warp's 32 columns wcol + 32m + [0, 32) lie in one group of 128 (wcol, the
       // warp's first column, is a multiple of 32), group (wcol + 32m) / 128. wcol is made opaque
       // here so that the compiler forms each step's group index where it is used: hoisted out of
-      // the tile loop, the 2·M indices held in registers spilled 20-24 bytes at 96 registers
-      // (session 22, the run-time column step).
+      // the tile loop, the 2·M indices held in registers spill 20-24 bytes at 96 registers
+      // (with the run-time column step).
       unsigned wcol = static_cast<unsigned>(c0) & ~static_cast<unsigned>(kWarp - 1);
       asm volatile("" : "+r"(wcol));
       auto group_of = [&](int m) { return (wcol + static_cast<unsigned>(m * kWarp)) / static_cast<unsigned>(kQuantGroup); };

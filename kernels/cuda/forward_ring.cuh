@@ -5,14 +5,14 @@
 // Why. fwd.large_d caches a row of D = 65536 (128 KB of bf16) in one 1024-thread block's shared
 // memory, one block per SM, and loads it through the threads' registers: 64 KB in flight at most,
 // none while the block reduces, scales and stores (it asks L2 for the head of its next row then).
-// H200: 0.71-0.83 of the copy at D = 65536, sessions 2-14. Here the copy engine brings the next
+// H200: 0.71-0.83 of the copy at D = 65536. Here the copy engine brings the next
 // pieces of the block's rows as soon as their slots are free, so the SM's loads keep flowing
 // through the reduction and the stores, and no thread holds a load in flight.
 //
 // Layout. A piece is 1024 chunks of 8 elements (16 KB of a 16-bit row, 32 KB of fp32): thread t
 // owns chunk t of every piece, that is chunks t, t + 1024, ... of the row, in that order, the
 // mapping and order of fwd.large_d, so both give the same bits (but a dynamic per-token FP8 scale
-// where fwd.large_d fuses its amax into the loading pass, session 17). A row takes P pieces; the block's
+// where fwd.large_d fuses its amax into the loading pass). A row takes P pieces; the block's
 // rows are row0 = blockIdx.x, row0 + gridDim.x, ... (a persistent grid, one block per SM), and
 // their pieces, in order, are the sequence s = j·P + k (row j of the block, piece k). Piece s goes
 // to slot s mod S of the x ring (S ≥ P: a whole row is in shared memory at once, since r needs all
@@ -26,7 +26,6 @@
 // ring of its own (o is dead once h = RN(x + o) is formed), released piece by piece in the first
 // pass. The plain forward of held rows with 16-bit weights keeps the row's weights in shared
 // memory, copied once per block, and the ring takes what is left (kRingStagedMinSlots below).
-// H200: the record of the forms measured is notes/PERF.md, sessions 15 and 16.
 //
 // Bulk copies move whole 16-byte units: a piece's copy takes its full chunks, and a row's partial
 // last chunk (D mod 8 ≠ 0) is read by its thread from global memory in the first pass (and, when
@@ -60,11 +59,11 @@ inline constexpr int kRingHeldPieces = 8;
 // Staged weights: in the plain forward, where the row is held and the weights are 16-bit, the
 // weights of the whole row are copied into shared memory once per block (P slots' worth), and the
 // x ring takes what is left, at least kRingStagedMinSlots slots. (The fused add is not staged: its
-// x and o rings beside the weights ran slower, session 16, call 1.) A held row needs no whole row in the ring (its
+// x and o rings beside the weights run slower.) A held row needs no whole row in the ring (its
 // slots are let go after the first pass), so the ring may hold fewer slots than the row has
-// pieces there. Why: the output pass of the ring's forward waited on an L2 round trip per group
-// of weights (H200, session 15, call 8: 34 % of the stall samples at bf16 8192 x 65536): a 128 KB
-// row's weights do not stay in L1 beside the ring.
+// pieces there. Why: without them the output pass of the ring's forward waits on an L2 round trip
+// per group of weights (H200: 34 % of the stall samples at bf16 8192 x 65536): a 128 KB row's
+// weights do not stay in L1 beside the ring.
 inline constexpr int kRingStagedMinSlots = 2;
 
 // The ring's geometry for a row of `dim` elements (chunk_bytes a chunk), a pure function, so

@@ -47,12 +47,11 @@ inline constexpr int kRingWarps = kRingThreads / kWarp;
 // from the slot's `empty` mbarrier (kRingThreads arrivals a phase): every thread arrives on it
 // with release semantics after its reads of the slot, and the elected thread waits for that phase
 // (acquire), then passes a proxy fence (generic-proxy accesses, then the async proxy's write)
-// before the copy engine may write the slot again. Session 16 (H200, compute-sanitizer
-// racecheck): with the count alone, racecheck reported each refill against the other warps'
-// reads (write-after-read) wherever a block refilled a slot after the first fill, in main's
-// dispatched fused add too (every output passed); a probe kernel showed that it accepts a bulk
-// copy after an mbarrier wait only when every reading thread has arrived (one arrival per warp
-// after __syncwarp, with or without proxy fences, was still reported), so every thread arrives.
+// before the copy engine may write the slot again. Why every thread arrives: with the count
+// alone, compute-sanitizer's racecheck reports each refill against the other warps' reads
+// (write-after-read) wherever a block refills a slot after the first fill (every output correct),
+// and it accepts a bulk copy after an mbarrier wait only when every reading thread has arrived
+// (one arrival per warp after __syncwarp, with or without proxy fences, is still reported).
 // A thread that wrote the slot (the fused add's h, a partial chunk) also passes a proxy fence
 // before it arrives (release_x in the kernel).
 template <typename T>

@@ -14,23 +14,22 @@
 // (zero outside the row), one aligned vector per chunk. The leads of rows r, r + 1, ... repeat
 // with a period P (1, 2, 4 or 8: 16 bytes over the gcd with the row stride's residue), so block
 // b takes only rows of residue b mod P: one lead per block, one table.
-// fwd.packed_rows, before it, staged tiles in shared memory and stored y element by element:
-// issue-bound at 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu, session 16); this kernel runs
-// 0.65-0.66 there (H200, session 21: shifted_preferred in forward_launch.cuh has the figures and
-// where it is dispatched).
+// fwd.packed_rows stages tiles in shared memory and stores y element by element: issue-bound at
+// 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu); this kernel runs 0.65-0.66 there (H200;
+// shifted_preferred in forward_launch.cuh says where it is dispatched).
 //
 // Mapping (a function of D only): a row to a group of `lanes` threads (whole warps), chunk c to
 // thread c % lanes as its (c / lanes)-th of ITERS; a block's groups take consecutive rows of its
 // residue class; the grid is persistent (the table is filled once per block, after the block's
 // first loads are issued).
-// Order, the same at every lead (SPEC §3: a row's bits do not depend on its position, and its
-// position sets its lead): Σh² is summed over column chunks, columns [8c, 8c + 8), as
-// fwd.block_row sums them: chained per thread over c = i·lanes + t in chunk then column order,
-// then the warp butterfly and, for groups of several warps, the group's partials. A column
-// chunk is the last 8 − L elements of the thread's chunk c and the first L of chunk c + 1, which
-// the next lane holds (a shuffle); the warp's last lane takes it from lane 0's next chunk (a
-// one-warp group) or from the next warp's lane 0 through shared memory. The lead is uniform over
-// a block, so the column window is chosen by one switch over L (compile-time extraction).
+// Order, the same at every lead (docs/contract.md#semantics: a row's bits do not depend on its
+// position, and its position sets its lead): Σh² is summed over column chunks, columns
+// [8c, 8c + 8), as fwd.block_row sums them: chained per thread over c = i·lanes + t in chunk then
+// column order, then the warp butterfly and, for groups of several warps, the group's partials. A
+// column chunk is the last 8 − L elements of the thread's chunk c and the first L of chunk c + 1,
+// which the next lane holds (a shuffle); the warp's last lane takes it from lane 0's next chunk (a
+// one-warp group) or from the next warp's lane 0 through shared memory. The lead is uniform over a
+// block, so the column window is chosen by one switch over L (compile-time extraction).
 #pragma once
 
 #include <numeric>

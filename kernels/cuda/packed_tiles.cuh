@@ -7,10 +7,10 @@
 // q·RG .. q·RG + RG − 1 of it. Columns: warp w of a group owns the row's columns
 // [w·32M, (w + 1)·32M), lane l of it the columns w·32M + l + 32m (m < M): a warp's access is 32
 // consecutive elements, and a thread's elements lie 32 apart, a compile-time distance, so every
-// access is its row's base address plus an immediate offset. (Until session 23 thread gt took
-// gt + m·G, G a run-time value: each element's shared and global addresses were stepped by it,
-// 64-bit for the global ones; ncu counted about 57 instructions per element in fwd.packed_rows at
-// 32768 x 1025, 60 % of them integer arithmetic.) G and M are functions of D alone (so is a row's
+// access is its row's base address plus an immediate offset. (With a run-time distance, gt +
+// m·G, each element's shared and global addresses would be stepped by it, 64-bit for the global
+// ones: about 57 instructions per element in fwd.packed_rows at 32768 x 1025 by ncu, 60 % of them
+// integer arithmetic.) G and M are functions of D alone (so is a row's
 // accumulation shape: a thread's terms chained in column order, then the group butterfly of
 // 5 + ceil_log2(G / 32) levels); GR and RG depend on D, the element size and the tensors a tile
 // holds (they only decide which rows a group takes).
@@ -55,8 +55,7 @@ struct PackedConfig {
 // of the `tensors` a tile holds fit the block's stage memory, else 1; GR as many as fit its
 // threads, at most 8, and four stages. Two blocks are planned only where they hold as many
 // threads as one would: with half the stage memory a block may fit fewer groups (fp32 rows at
-// D = 1025: one group of 160 threads a block where one block had three; 12-17 % slower, session
-// 23, call 3).
+// D = 1025: one group of 160 threads a block where one block holds three; 12-17 % slower).
 inline PackedConfig packed_tile_config_for(std::int64_t dim, std::size_t elem_bytes, int tensors, int per_sm) {
   PackedConfig c;
   const bool wide = dim > std::int64_t{kPackedPerThread} * kPackedMaxThreads;
@@ -91,9 +90,9 @@ __host__ __device__ __forceinline__ int packed_cols(int c0, int dim, int per_thr
 }
 // A warp whose chunk lies inside the row (every warp of a group but the last, at most) has all M
 // columns in every lane: (c0 − lane) + 32M <= D, warp-uniform (each kernel writes it out; as a
-// function it changed fwd.packed_rows' register allocation). by_warp(full, body) runs
+// function it changes fwd.packed_rows' register allocation). by_warp(full, body) runs
 // body(std::true_type) there, element code without a test per element, and body(std::false_type)
-// elsewhere (session 23: 5-13 % fewer warp instructions in fwd.packed_rows at 32768 x 1025).
+// elsewhere (5-13 % fewer warp instructions in fwd.packed_rows at 32768 x 1025).
 template <typename Body>
 __device__ __forceinline__ void by_warp(bool full, Body&& body) {
   if (full) {
@@ -164,7 +163,7 @@ __device__ __forceinline__ void stage_packed_span(T* buf, const T* base, std::in
   }
   // The vector that ends past the tensor: its elements up to the tensor's end, by element loads
   // (one thread). A cp.async of fewer source bytes than 16 (src-size) reads only those, but
-  // compute-sanitizer's memcheck counts it as a 16-byte read past the allocation (session 22: the
+  // compute-sanitizer's memcheck counts it as a 16-byte read past the allocation (as with the
   // bench's exact-size buffers, D = 33, R = 4100); element loads leave nothing to interpret.
   if (tail_out && t == (words - 1) % nthreads && !(head_out && words == 1)) {
     const int from = (words - 1) * kPer;  // its first element in buf; src[from - lead] in the tensor

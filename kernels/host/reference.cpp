@@ -1,6 +1,6 @@
-// host.reference: a plain C++ implementation of the whole contract (SPEC §3) in fp32, so the
-// harness has a target on machines without a GPU. It is a variant like any kernel: validated
-// launchers, a declared accumulation shape, and the bug catalog as compile-time switches.
+// host.reference: a plain C++ implementation of the whole contract (docs/contract.md#semantics) in
+// fp32, so the harness has a target on machines without a GPU. It is a variant like any kernel:
+// validated launchers, a declared accumulation shape, and the bug catalog as compile-time switches.
 //
 // Accumulation shape: 32 "lanes" each sum every 32nd element of the row sequentially in fp32,
 // then the 32 partials meet in a pairwise tree (16, 8, 4, 2, 1): per_thread = ceil(D/32),
@@ -66,7 +66,7 @@ float row_rstd(float sum, std::int64_t dim, float eps) {
 
 // D <= 2^24, the declared range (Variant's default): the mean divides by D in fp32, and beyond
 // 2^24 not every width is an fp32 value (the CUDA variants decline those widths for the same
-// reason). Accepting them made the declared range a lie (the declared-range property, session 6).
+// reason). Accepting them would make the declared range a lie (the declared-range property).
 constexpr std::int64_t kMaxDim = std::int64_t{1} << 24;
 template <typename Args>
 Status within_range(const Args& a) {

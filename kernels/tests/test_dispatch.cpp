@@ -190,7 +190,7 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider
     return cluster->preferred_backward(harness::probe_backward(x, rows, dim, add));
   };
   // Rows one block holds (16-bit to 16384, fp32 to 8192), the wider half of them, up to R = 32
-  // (session 18: bwd.staged_rows leads below and beyond).
+  // (bwd.staged_rows leads below and beyond).
   CHECK(prefers(DType::bf16, 1, 16384));
   CHECK(prefers(DType::bf16, 32, 8193));
   CHECK(prefers(DType::f16, 4, 12288, /*add=*/true));
@@ -202,7 +202,7 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider
   CHECK_FALSE(prefers(DType::bf16, 16, 4096));
   CHECK_FALSE(prefers(DType::f32, 16, 4096));
   CHECK_FALSE(prefers(DType::f32, 64, 8200));     // fp32 past 8192: bwd.cluster_rows
-  // 16-bit rows past 16384: from R = 2, or under the fused add (sessions 19-20).
+  // 16-bit rows past 16384: from R = 2, or under the fused add.
   CHECK(prefers(DType::bf16, 64, 16392));
   CHECK(prefers(DType::bf16, 2, 16392));
   CHECK(prefers(DType::bf16, 16, 65536));
@@ -260,7 +260,7 @@ TEST_CASE("forward dispatch hint: fwd.bulk_ring takes 16-bit rows of 40960 < D: 
 }
 
 // fwd.cluster_row's dispatch hint alone (its capability check asks the device for cluster launch:
-// test_gpu_forward checks the dispatcher's choice). Session 19 added its FP8 branch.
+// test_gpu_forward checks the dispatcher's choice), its FP8 branch included.
 TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("fwd.cluster_row");
   REQUIRE(cluster != nullptr);
@@ -275,7 +275,7 @@ TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R
   CHECK_FALSE(prefers(DType::bf16, 64, 49152, false, /*add=*/true));  // the fused add at 64 past 32768
   CHECK(prefers(DType::bf16, 64, 32768, false, /*add=*/true));
   CHECK_FALSE(prefers(DType::f32, 1, 65536));             // fp32 rows
-  // FP8 outputs (session 19): from D = 16384, R <= 16, 16-bit rows, with or without the fused add.
+  // FP8 outputs: from D = 16384, R <= 16, 16-bit rows, with or without the fused add.
   CHECK(prefers(DType::bf16, 1, 16384, /*fp8=*/true));
   CHECK(prefers(DType::f16, 16, 65536, /*fp8=*/true, /*add=*/true));
   CHECK_FALSE(prefers(DType::bf16, 17, 65536, /*fp8=*/true));
@@ -283,7 +283,7 @@ TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R
   CHECK_FALSE(prefers(DType::f32, 1, 65536, /*fp8=*/true));
 }
 
-// FP8 outputs of packed odd widths (session 22): fwd.packed_rows takes the fused add + FP8 from
+// FP8 outputs of packed odd widths: fwd.packed_rows takes the fused add + FP8 from
 // R = 4096 (from R = 1024 at D >= 1025; fp32 rows from D = 4097 and R = 1024) in every scale mode,
 // and the plain FP8 forward per block of
 // 16-bit rows from R = 4096; the plain per-token (and static) FP8 forward stays with

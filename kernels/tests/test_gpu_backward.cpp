@@ -1,7 +1,7 @@
-// The CUDA backward variants on the H200 (issue 4, SPEC §3 "Backward", P2, P6, P8, P10–P12,
-// P18, P19): every non-mutant device variant against the oracle's per-element bounds, laid out in
-// poisoned memory by the harness. Every case comes from a printed 64-bit seed; a failure prints
-// the seed, the case and the harness's one-line summary.
+// The CUDA backward variants on the H200 (docs/contract.md#semantics, the backward;
+// docs/properties.md P2, P6, P8, P10–P12, P18, P19): every non-mutant device variant against the
+// oracle's per-element bounds, laid out in poisoned memory by the harness. Every case comes from a
+// printed 64-bit seed; a failure prints the seed, the case and the harness's one-line summary.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

@@ -1,4 +1,5 @@
-// The CUDA forward family on the GPU (issue 3; SPEC §3, P1, P5–P9, P13, P14, P16, P18, P19):
+// The CUDA forward family on the GPU (docs/contract.md#semantics; docs/properties.md P1, P5–P9,
+// P13, P14, P16, P18, P19):
 // every registered non-mutant device variant of each forward op against the oracle, laid out in
 // poisoned memory by the harness (odd strides, misaligned bases, in place), on the seed's widths
 // and the QK-norm widths, all input types, special rows, every FP8 mode behind both fusions, and
@@ -249,7 +250,7 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
       if (sh.rows.add) CHECK(a.result.h == ref.result.h);
       // A dynamic per-token FP8 scale may be formed two ways (both within the oracle's bound,
       // both checked against it above): fwd.large_d's fused amax, RN(r · max|RN(h·w)|), where
-      // its y stash does not fit (session 17), and the max over the ŷ_j elsewhere (fwd.bulk_ring
+      // its y stash does not fit, and the max over the ŷ_j elsewhere (fwd.bulk_ring
       // always). Their last bits may differ, and the codes with them: y and the scales are
       // compared bitwise only under the other scales.
       if (sh.rows.quant != Quant::dynamic_token) {
@@ -387,7 +388,7 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
     INFO(v->name);
     CHECK(v->run_forward(a).ok());
   }
-  // A row alone and inside a batch of 97 gives the same bits (SPEC §3, P11).
+  // A row alone and inside a batch of 97 gives the same bits (docs/properties.md#p11).
   for (std::int64_t d : {7, 128, 1025, 8192, 65536}) {
     Spec s;
     s.dim = d;
@@ -827,7 +828,7 @@ static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const h
   return ran;
 }
 
-// fwd.packed_rows (written in session 9, first run pending) moves tiles of packed rows as one
+// fwd.packed_rows moves tiles of packed rows as one
 // span of 16-byte vectors: every tile of an odd width starts at another alignment, a vector at a
 // tile's edge holds the neighbouring tile's elements (read, never used, never written), and the
 // tensor's first and last vectors reach outside it (element loads, short copies). R·D up to 2^23:
@@ -850,7 +851,7 @@ TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exa
   CHECK(check_odd_widths(*v, {&shifted, &in_place}) == 108);  // 9 widths x 3 types x 2 ops x 2 layouts
 }
 
-// Its FP8 outputs (session 22): each scale mode, the same widths, types and both ops, every
+// Its FP8 outputs: each scale mode, the same widths, types and both ops, every
 // tensor at its own offset (the codes' rows in yet another frame); every row moved one position
 // must keep its codes and scales (the per-token and per-block maxima are order-free).
 TEST_CASE("forward: fwd.packed_rows, FP8 outputs of odd widths, every scale mode, batch invariant", "[gpu]") {

@@ -90,7 +90,8 @@ int main() {
           continue;
         }
         // launch_streams has K = 4 instances for 16-bit rows only: an accepted fp32 row of K = 4
-        // would launch nothing (session 6's fuzz finding).
+        // would launch nothing (a fuzz finding:
+        // corpora/regressions/backward_streams_f32_wide_no_launch.case).
         if (c.chunks == 4 && elem != 2) fail(at + ": accepted, but no kernel instance takes it");
         const int stages = streams_stages(c, elem, residual);
         const std::size_t smem = streams_smem(c, d, elem, residual);

@@ -406,13 +406,13 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   // or NaN (0·inf), and with dynamic FP8 scales it reaches the scale of its group — for FP8 the
   // whole row is then out of the domain, otherwise only its own column (below).
   if (p.quant && !p.weights_finite && row.domain == Row::Domain::normal) row.domain = Row::Domain::any;
-  // Dynamic scales come from the kernel's fp32 y (SPEC: q from the fp32 y). When the row's
-  // largest |y| may reach the fp32 overflow threshold — finite x and g, but |g| ~ 2^127 with
-  // |x·r| ~ 3 (found by the libFuzzer target) — the kernel has no finite y to take the amax of
+  // Dynamic scales come from the kernel's fp32 y (docs/contract.md#fp8: q from the fp32 y). When
+  // the row's largest |y| may reach the fp32 overflow threshold — finite x and g, but |g| ~ 2^127
+  // with |x·r| ~ 3 (found by the libFuzzer target) — the kernel has no finite y to take the amax of
   // (ŷ = inf, s = inf, q = inf·0 = NaN) while the exact scale is finite: like Σx² overflowing,
   // outside the guaranteed domain. Bound: ŷ ≤ |y|(1 + eps32) before its rounding, so a row with
-  // |y|(1 + eps32 + u) < FLT_MAX never overflows.
-  // Each group's exact amax (its largest |x·w|) is found once here; the row's largest decides.
+  // |y|(1 + eps32 + u) < FLT_MAX never overflows. Each group's exact amax (its largest |x·w|) is
+  // found once here; the row's largest decides.
   if (p.quant && p.dynamic && row.domain == Row::Domain::normal) {
     const ExactScale* top = nullptr;
     for (std::int64_t b = 0; b < p.groups; ++b) {

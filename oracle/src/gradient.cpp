@@ -1,4 +1,5 @@
-// The oracle's analytic gradient against central differences of its own forward (SPEC §4, P3).
+// The oracle's analytic gradient against central differences of its own forward
+// (docs/contract.md#acceptance, docs/properties.md#p3).
 //
 // L = Σ_rows Σ_j dy_j · w_j x_j r(x),  r(x) = (Σ x²/D + eps)^(-1/2), recomputed from x (not the
 // given rstd). Perturbing x_i by ±h only changes S = Σx² and W = Σ dy_j w_j x_j of its row, so

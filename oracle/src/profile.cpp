@@ -94,8 +94,8 @@ void record_failure(const KeyAcceptance& a, std::uint32_t got, const num::Grid& 
 
 }  // namespace judge
 
-// eps32 and friends (SPEC §4). Derivation, with u = 2^-24 and every fp32 operation
-// fl(a∘b) = (a∘b)(1+δ), |δ| ≤ u:
+// eps32 and friends (docs/contract.md#forward-bound). Derivation, with u = 2^-24 and every fp32
+// operation fl(a∘b) = (a∘b)(1+δ), |δ| ≤ u:
 //  * Σx² with k sequential adds per thread and a tree of depth d: each square is rounded once and
 //    every partial sum passes through at most k + d − 1 further additions of non-negative terms,
 //    so the computed sum is S(1+θ), |θ| ≤ (k+d)u (to first order; squares included).

@@ -1,4 +1,5 @@
-// A case: one run of one op on one shape, small enough to read, diff and paste (SPEC §7).
+// A case: one run of one op on one shape, small enough to read, diff and paste
+// (docs/case-format.md).
 //
 // Text form, one `key = value` per line, `#` starts a comment, blank lines ignored:
 //

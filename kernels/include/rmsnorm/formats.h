@@ -56,8 +56,8 @@ constexpr const FormatTraits& traits_of(DType t) {
   }
 }
 
-// FP8 quantization constants (SPEC §3): the dynamic scale floor is 1/(max·512), so an all-zero
-// row has a finite, non-zero scale and q = 0.
+// FP8 quantization constants (docs/contract.md#fp8): the dynamic scale floor is 1/(max·512), so an
+// all-zero row has a finite, non-zero scale and q = 0.
 struct Fp8Quant {
   static constexpr double kFloorDivisor = 512.0;
   static double max(DType t) { return traits_of(t).max_finite; }
@@ -103,7 +103,7 @@ namespace detail {
 // The fast paths of encode() and decode() below: integer arithmetic on the double's bits where
 // both sides of the conversion are normal numbers, which is where nearly every generated and
 // produced value lies (the generic routines call frexp / ldexp / floor / fmod for each element:
-// about a third of a large case's host time went there, session 25). They return false where the
+// about a third of a large case's host time would go there). They return false where the
 // generic routine decides: a subnormal or zero, the top binade of a format without infinity
 // (E4M3: its largest finite value and its NaN share it), overflow, and f32 (already a cast).
 // oracle/tests/test_formats.cpp checks both against the generic routines on random doubles of

@@ -1,5 +1,6 @@
 // The contract shared by every variant (host and CUDA), the oracle and the harness.
-// SPEC §3: semantics; this header holds only data: enums, argument structs, status.
+// The semantics are in docs/contract.md#semantics; this header holds only data: enums, argument
+// structs, status.
 #pragma once
 
 #include <cstddef>
@@ -11,14 +12,14 @@ namespace rmsnorm {
 // Storage types. Arithmetic is always fp32; these are what sits in memory.
 enum class DType : std::uint8_t { f32, f16, bf16, e4m3, e5m2 };
 
-// How y is formed from x, r and g (SPEC §3, "Conventions").
+// How y is formed from x, r and g (docs/contract.md#conventions).
 //   standard : y = RN_out(x·r·g)                 one rounding (the contract of this project)
 //   llama    : y = RN_in(RN_in(x·r)·g)           Hugging Face LlamaRMSNorm, two roundings
 //   gemma    : y = RN_out(x·r·(1+g))             weight stored as an offset from 1
 //   no_weight: y = RN_out(x·r)                   g is ignored and may be null
 enum class Convention : std::uint8_t { standard, llama, gemma, no_weight };
 
-// FP8 output modes (SPEC §3, "FP8").
+// FP8 output modes (docs/contract.md#fp8).
 //   none          : y has the input type (or f32/f16/bf16 when asked)
 //   static_scale  : q = RN_fp8_sat(y / s), s = *scale read from the argument
 //   dynamic_token : s = max(amax_row / fp8_max, 1/(fp8_max·512)), one per row, written to scale[r]

@@ -1,5 +1,5 @@
-// Argument checks shared by every launcher (SPEC §3 "Errors"): each variant calls these first,
-// then adds its own capability checks in can_implement(). Nothing here touches the buffers.
+// Argument checks shared by every launcher (docs/contract.md#arguments): each variant calls these
+// first, then adds its own capability checks in can_implement(). Nothing here touches the buffers.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
-// The oracle: exact answers for every op of SPEC §3 and, per output element, the set of values a
-// correct kernel may return (SPEC §4). FP64 with a rigorous error bound is the fast path; where
-// that enclosure straddles a rounding boundary of the output type, Boost.Multiprecision decides
-// (exact rational comparison — the last step of Ziv's strategy). OpenMP over rows.
+// The oracle: exact answers for every op of docs/contract.md#semantics and, per output element, the
+// set of values a correct kernel may return (docs/contract.md#acceptance). FP64 with a rigorous
+// error bound is the fast path; where that enclosure straddles a rounding boundary of the output
+// type, Boost.Multiprecision decides (exact rational comparison — the last step of Ziv's strategy).
+// OpenMP over rows.
 //
 // The oracle works on dense host copies of a case: inputs as float values (every input type
 // widens exactly into fp32) and outputs as the bit patterns the variant wrote. Layout, strides
@@ -86,7 +87,8 @@ struct Verdict {
   std::string error;          // the case itself is invalid (then pass = false)
 };
 
-// The set of values a correct kernel may write for one output element (SPEC §4).
+// The set of values a correct kernel may write for one output element
+// (docs/contract.md#acceptance).
 struct Acceptance {
   enum class Kind : std::uint8_t {
     range,       // any value v with value(lo) <= v <= value(hi) (±0 compare equal)
@@ -207,8 +209,8 @@ GradientCheck check_gradient_central(const BackwardCase& c, const BackwardValues
 // Relative bound of the fp32 rstd for a shape: eps_r = ((k + d)/2 + 5)·u·factor.
 double rstd_relative_bound(AccumShape shape);
 
-// The accumulation bound of SPEC §4 for a shape: eps32 = ((k + d)/2 + 7)·u (with its
-// second-order factor), relative, for the forward under `conv`.
+// The accumulation bound of docs/contract.md#forward-bound for a shape: eps32 = ((k + d)/2 + 7)·u
+// (with its second-order factor), relative, for the forward under `conv`.
 double forward_relative_bound(AccumShape shape, Convention conv);
 
 }  // namespace oracle
