@@ -172,8 +172,7 @@ CaseRun run_case(const harness::Case& c_in, const rmsnorm::Variant& v) {
     if (not_launched(raw.status, run)) return run;
     run.fwd_out = std::move(raw.result);
     run.guard_violation = raw.guard_violation;
-    const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
-    take_verdict(oracle::check_forward(run.fwd, run.fwd_out, shape), run);
+    take_verdict(harness::judge_forward(v, run.fwd, run.fwd_out), run);
     if (c.has_expectations()) {
       compare_list("exact y", c.expect_y, oracle::forward_values(run.fwd), c.expect_tol, run.expectation_failures);
       compare_list("variant y", c.expect_y, decode_all(run.fwd_out.y, c.y_type), c.expect_tol, run.expectation_failures);
@@ -194,9 +193,7 @@ CaseRun run_case(const harness::Case& c_in, const rmsnorm::Variant& v) {
     if (not_launched(raw.status, run)) return run;
     run.bwd_out = std::move(raw.result);
     run.guard_violation = raw.guard_violation;
-    const rmsnorm::AccumShape rs = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
-    const rmsnorm::AccumShape ds = v.dg_shape ? v.dg_shape(c.rows) : rmsnorm::AccumShape{c.rows, 0};
-    take_verdict(oracle::check_backward(run.bwd, run.bwd_out, rs, ds), run);
+    take_verdict(harness::judge_backward(v, run.bwd, run.bwd_out), run);
     if (c.has_expectations()) {
       const oracle::BackwardValues exact = oracle::backward_values(run.bwd);
       compare_list("exact dx", c.expect_dx, exact.dx, c.expect_tol, run.expectation_failures);
@@ -282,7 +279,10 @@ std::string repro_command(const harness::Case& c) {
   // Single quotes survive the shell unless the line has one: close, escape, reopen.
   std::string quoted;
   for (char ch : line) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
-  return "rmsnorm-cert repro --line '" + quoted + "'";
+  // A plugin's kernel replays only with its library loaded.
+  const rmsnorm::Variant* v = rmsnorm::find_variant(c.variant);
+  const std::string plugin = v && v->external ? "--plugin '" + v->origin + "' " : "";
+  return "rmsnorm-cert repro " + plugin + "--line '" + quoted + "'";
 }
 
 namespace {

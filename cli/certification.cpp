@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "case_runner.h"
+#include "isolated_step.h"
 #include "json_writer.h"
 
 #if RMSNORM_CERT_HAVE_GENERATORS
@@ -126,6 +127,12 @@ std::string base_variant_name(const rmsnorm::Variant& v) {
 
 CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
                         bool stop_at_first_failure) {
+  if (variant.external) return isolated_corpus(variant, dir, progress, stop_at_first_failure);
+  return replay_corpus_here(variant, dir, progress, stop_at_first_failure, {});
+}
+
+CorpusRun replay_corpus_here(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
+                             bool stop_at_first_failure, const BeforeCase& before_case) {
   CorpusRun run;
   run.dir = dir;
   std::vector<std::string> files;
@@ -146,6 +153,11 @@ CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir,
       continue;
     }
     progress.update("corpus " + std::to_string(run.files) + "/" + std::to_string(files.size()) + " " + file);
+    if (before_case) {
+      harness::Case exact = c;
+      exact.variant = variant.name;
+      before_case(harness::one_line(exact));
+    }
     const CaseRun r = run_case(c, variant);
     run.profile.merge(r.profile);
     switch (r.verdict) {
@@ -180,45 +192,54 @@ bool generators_available() {
 std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t cases_per_op, std::uint64_t seed,
                                  Progress& progress) {
   std::vector<OpRun> out;
-#if RMSNORM_CERT_HAVE_GENERATORS
   for (int k = 0; k < rmsnorm::kOpCount; ++k) {
     const auto op = static_cast<rmsnorm::Op>(k);
     if (!variant.supports(op)) continue;
-    OpRun r;
-    r.op = op;
-    const auto t0 = std::chrono::steady_clock::now();
-    generators::Domain domain;
-    domain.ops = {op};
-    // Host variants run on 1–2 cores next to the oracle: keep cases small enough that N of them
-    // take seconds. Device variants keep the generators' own (larger) cap.
-    if (variant.memory == rmsnorm::Memory::host) domain.max_elements = std::int64_t{1} << 15;
-    for (std::int64_t i = 0; i < cases_per_op; ++i) {
-      generators::RngChooser chooser(generators::mix_seed(seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(i)));
-      harness::Case c = generators::draw_case(chooser, domain);
-      c.variant = variant.name;
-      const CaseRun run = run_case(c, variant);
-      ++r.cases;
-      r.profile.merge(run.profile);
-      if (run.verdict == RunVerdict::pass) ++r.passed;
-      else if (run.verdict == RunVerdict::skipped) ++r.skipped;
-      else {
-        ++r.failed;
-        if (r.failures.size() < 5) r.failures.push_back(run.reason + "\n    " + repro_command(c));
-      }
-      if (i % 8 == 0 || i + 1 == cases_per_op)
-        progress.update(std::string(rmsnorm::to_string(op)) + " case " + std::to_string(i + 1) + "/" +
-                        std::to_string(cases_per_op) + (r.failed ? ", " + std::to_string(r.failed) + " FAILED" : ""));
-    }
-    r.seconds = seconds_since(t0);
-    out.push_back(std::move(r));
+    out.push_back(variant.external ? isolated_generated_op(variant, op, cases_per_op, seed, progress)
+                                   : run_generated_op_here(variant, op, cases_per_op, seed, progress, {}));
   }
+  return out;
+}
+
+OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std::int64_t cases_per_op,
+                            std::uint64_t seed, Progress& progress, const BeforeCase& before_case) {
+  OpRun r;
+  r.op = op;
+#if RMSNORM_CERT_HAVE_GENERATORS
+  const int k = static_cast<int>(op);
+  const auto t0 = std::chrono::steady_clock::now();
+  generators::Domain domain;
+  domain.ops = {op};
+  // Host variants run on 1–2 cores next to the oracle: keep cases small enough that N of them
+  // take seconds. Device variants keep the generators' own (larger) cap.
+  if (variant.memory == rmsnorm::Memory::host) domain.max_elements = std::int64_t{1} << 15;
+  for (std::int64_t i = 0; i < cases_per_op; ++i) {
+    generators::RngChooser chooser(generators::mix_seed(seed, static_cast<std::uint64_t>(k), static_cast<std::uint64_t>(i)));
+    harness::Case c = generators::draw_case(chooser, domain);
+    c.variant = variant.name;
+    if (before_case) before_case(harness::one_line(c));
+    const CaseRun run = run_case(c, variant);
+    ++r.cases;
+    r.profile.merge(run.profile);
+    if (run.verdict == RunVerdict::pass) ++r.passed;
+    else if (run.verdict == RunVerdict::skipped) ++r.skipped;
+    else {
+      ++r.failed;
+      if (r.failures.size() < 5) r.failures.push_back(run.reason + "\n    " + repro_command(c));
+    }
+    if (i % 8 == 0 || i + 1 == cases_per_op)
+      progress.update(std::string(rmsnorm::to_string(op)) + " case " + std::to_string(i + 1) + "/" +
+                      std::to_string(cases_per_op) + (r.failed ? ", " + std::to_string(r.failed) + " FAILED" : ""));
+  }
+  r.seconds = seconds_since(t0);
 #else
   (void)variant;
   (void)cases_per_op;
   (void)seed;
   (void)progress;
+  (void)before_case;
 #endif
-  return out;
+  return r;
 }
 
 // ---------------------------------------------------------------------------------------------

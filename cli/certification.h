@@ -55,9 +55,15 @@ struct CorpusRun {
 };
 // The variant a mutant was made from ("mutant.host.reference.M1_x" -> "host.reference").
 std::string base_variant_name(const rmsnorm::Variant& v);
+// Called with each case's repro line just before it runs (the isolated step reports it).
+using BeforeCase = std::function<void(const std::string& repro_line)>;
+
 // Replay every case of `dir` whose variant pattern matches the variant (mutants: their base).
+// A plugin variant's replay runs in a child process (isolated_step.h): a crash fails the step.
 CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
                         bool stop_at_first_failure = false);
+CorpusRun replay_corpus_here(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
+                             bool stop_at_first_failure, const BeforeCase& before_case);
 
 // --- generated cases ------------------------------------------------------------------------
 struct OpRun {
@@ -68,9 +74,12 @@ struct OpRun {
   double seconds = 0;
 };
 bool generators_available();
-// N cases per supported op from the generators, seeds derived from `seed`.
+// N cases per supported op from the generators, seeds derived from `seed`; a plugin variant's
+// ops each in a child process.
 std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t cases_per_op, std::uint64_t seed,
                                  Progress& progress);
+OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std::int64_t cases, std::uint64_t seed,
+                            Progress& progress, const BeforeCase& before_case);
 
 // --- certificate ----------------------------------------------------------------------------
 struct Certificate {

@@ -1,13 +1,17 @@
 // rmsnorm-cert: the command line of the verification harness. One subcommand per job; with none,
 // the overview. Every command validates its arguments and answers a clear message and a
 // non-zero status on bad input (2) or on a failed check (1); nothing here aborts.
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <string>
 #include <vector>
 
 #include "command_line.h"
 #include "commands.h"
+#include "harness/plugins.h"
+#include "isolated_step.h"
 
 namespace {
 
@@ -39,7 +43,49 @@ void print_overview(std::FILE* out) {
                "  rmsnorm-cert certify all          certify every variant this machine can run\n"
                "  rmsnorm-cert replay corpora       replay the corpus on every matching variant\n"
                "  rmsnorm-cert list                 what is registered and what can run here\n"
+               "\nevery command takes --plugin PATH (repeatable): kernels of a shared library exporting\n"
+               "rmsnorm_plugin_v1() (include/rmsnorm/plugin.h), registered as plugin.<library>.<kernel>\n"
                "\nexit status: 0 all good, 1 a check failed, 2 bad arguments or case file, 3 could not run\n");
+}
+
+// Takes every `--plugin PATH` (or `--plugin=PATH`) out of the arguments, loads those libraries
+// before any command touches the registry, and hands them to child processes (the property
+// suite) through RMSNORM_PLUGINS. Plugins already named there by a parent come first.
+int take_plugins(std::vector<std::string>& args) {
+  std::vector<std::string> paths, rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string path;
+    if (args[i] == "--plugin") {
+      if (i + 1 >= args.size()) {
+        std::fprintf(stderr, "rmsnorm-cert: --plugin needs a PATH\n");
+        return cert::kExitUsage;
+      }
+      path = args[++i];
+    } else if (args[i].rfind("--plugin=", 0) == 0) {
+      path = args[i].substr(9);
+    } else {
+      rest.push_back(args[i]);
+      continue;
+    }
+    char resolved[PATH_MAX];
+    paths.push_back(realpath(path.c_str(), resolved) ? std::string(resolved) : path);
+  }
+  args = rest;
+  std::string error;
+  if (!harness::register_plugins_from_env(error)) {
+    std::fprintf(stderr, "rmsnorm-cert: %s\n", error.c_str());
+    return cert::kExitError;
+  }
+  if (paths.empty()) return cert::kExitOk;
+  if (!harness::register_plugins(paths, error)) {
+    std::fprintf(stderr, "rmsnorm-cert: %s\n", error.c_str());
+    return cert::kExitError;
+  }
+  std::string joined;
+  if (const char* before = std::getenv(harness::kPluginsEnv)) joined = before;
+  for (const std::string& p : paths) joined += (joined.empty() ? "" : ":") + p;
+  setenv(harness::kPluginsEnv, joined.c_str(), 1);
+  return cert::kExitOk;
 }
 
 }  // namespace
@@ -54,9 +100,14 @@ int main(int argc, char** argv) {
     print_overview(stdout);
     return cert::kExitOk;
   }
-  const cert::Args args(argv + 2, argv + argc);
+  cert::Args args(argv + 2, argv + argc);
+  if (name == "_step") {  // internal: a plugin kernel's certification step, run by certify
+    if (const int status = take_plugins(args); status != cert::kExitOk) return status;
+    return cert::run_step(args);
+  }
   for (const Subcommand& c : kCommands) {
     if (name != c.name) continue;
+    if (const int status = take_plugins(args); status != cert::kExitOk) return status;
     try {
       return c.run(args);
     } catch (const std::exception& e) {

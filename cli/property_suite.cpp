@@ -325,6 +325,15 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   } else if (child.signal != 0 || (!complete && !reported)) {
     res.verdict = PropertyVerdict::crashed;
     if (res.message.empty() || child.signal != 0) res.message = child.describe() + (res.message.empty() ? "" : ": " + res.message);
+    // The suite names each case before a plugin kernel runs it (properties/checks.h).
+    const std::string marker = "rmsnorm-cert case: ";
+    const std::size_t at = child.err.rfind(marker);
+    if (at != std::string::npos) {
+      std::string line = child.err.substr(at + marker.size());
+      line = line.substr(0, line.find('\n'));
+      res.counterexample = line;
+      res.message = "crashed on case " + line + " (" + child.describe() + ")";
+    }
   } else if (test_cases.empty()) {
     res.verdict = PropertyVerdict::missing;
     res.message = "the executable ran no test named '" + test_name + "' (" + child.describe() + ")";

@@ -300,6 +300,38 @@ CheckResult check_acceptance(const Case& c, const Variant& v) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// P20: each call computes from its own inputs
+// ---------------------------------------------------------------------------------------------
+// A kernel that keeps results between calls (keyed by shape, by pointer, by a hash of part of
+// the input) passes every property that runs one case per shape. Here the case runs, then at
+// once a second case of the same shape, types and layout with other values (another generator
+// seed, or another eps for explicit values), which the harness lays out the same way, so on the
+// same allocations as a rule: the second must be judged on its own inputs.
+CheckResult check_fresh_inputs(const Case& c, const Variant& v) {
+  const CheckResult first = check_acceptance(c, v);
+  if (first.kind != Kind::pass) return first;
+  Case next = c;
+  if (!c.generator.empty()) {
+    next.seed = c.seed ^ 0x9e3779b97f4a7c15ull;
+  } else {
+    next.eps = c.eps * 4.0f + 0.25f;
+    next.expect_y.clear();
+    next.expect_rstd.clear();
+    next.expect_dx.clear();
+    next.expect_dg.clear();
+  }
+  CheckResult second = check_acceptance(next, v);
+  if (second.kind == Kind::fail) {
+    char what[64];
+    if (c.generator.empty()) std::snprintf(what, sizeof what, "eps %g", static_cast<double>(next.eps));
+    else std::snprintf(what, sizeof what, "seed 0x%016llx", static_cast<unsigned long long>(next.seed));
+    second.message = std::string("the second of two cases of the same shape and layout (") + what +
+                     ") was not computed from its own inputs: " + second.message;
+  }
+  return second;
+}
+
+// ---------------------------------------------------------------------------------------------
 // P4: K(2^k x, 4^k eps) == K(x, eps), bitwise
 // ---------------------------------------------------------------------------------------------
 // Every step of the forward is equivariant under an exact power-of-two scaling: the squares and
@@ -441,7 +473,7 @@ CheckResult check_fp16_finite(const Case& c, const Variant& v) {
 // ---------------------------------------------------------------------------------------------
 // With the fp32 r the backward is handed, the identity keeps the factor (1 − r²m) instead of
 // r²·eps (they differ by the rounding of r). Tolerance: each dx_j may deviate from the exact
-// r(ĝ_j − x̂_j c) by one ulp of its type plus the SPEC §4 accumulation bound
+// r(ĝ_j − x̂_j c) by one ulp of its type plus the docs/contract.md#backward-bound accumulation bound
 // 8u(|r ĝ_j| + (r³/D)|x_j|(k+d)Σ|ĝx|); weighted by |x_j| and summed.
 CheckResult check_backward_identity(const Case& c, const Variant& v) {
   BackwardRun run;
@@ -449,7 +481,12 @@ CheckResult check_backward_identity(const Case& c, const Variant& v) {
   if (!run_case(c, v, run, res)) return res;
   const oracle::BackwardCase& bc = run.bc;
   const harness::RawBackward& raw = run.raw;
-  const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{};
+  rmsnorm::AccumShape shape;
+  if (const rmsnorm::Status refused = rmsnorm::judged_row_shape(v, c.dim, shape); !refused.ok()) {
+    res.kind = CheckResult::Kind::fail;
+    res.message = refused.reason;
+    return res;
+  }
   const double kd = static_cast<double>(shape.per_thread + shape.tree_depth);
   const double u = 0x1p-24;
   for (std::int64_t i = 0; i < c.rows; ++i) {
@@ -992,6 +1029,8 @@ const std::vector<PropertyInfo>& catalog() {
        {Op::forward, Op::backward}, false, 2},
       {"P19", "in place (y = x, dx = dy) equals out of place bitwise",
        {Op::forward, Op::add_forward, Op::backward, Op::add_backward}},
+      {"P20", "each call computes from its own inputs: a second case of the same shape right after the first is judged on its own values",
+       kAllOps},
   };
   return all;
 }
@@ -1151,6 +1190,13 @@ CheckResult check_oracle_case(const harness::Case& c) {
 
 CheckResult check_case(const harness::Case& c, const Variant& v) {
   if (!v.supports(c.op)) return not_applicable(v.name + " does not support " + rmsnorm::to_string(c.op));
+  if (v.external) {
+    // A plugin kernel may crash the process: name the case first, for the certificate.
+    harness::Case named = c;
+    named.variant = v.name;
+    std::fprintf(stderr, "%s%s\n", kCaseMarker, harness::one_line(named).c_str());
+    std::fflush(stderr);
+  }
   const std::string& p = c.property;
   if (p == "P3") return check_oracle_case(c);
   if (p == "P4") return check_scale_invariance(c, v);
@@ -1164,6 +1210,7 @@ CheckResult check_case(const harness::Case& c, const Variant& v) {
   if (p == "P17") return check_invalid_arguments(c, v);
   if (p == "P18") return check_large_offsets(c, v);
   if (p == "P19") return check_in_place(c, v);
+  if (p == "P20") return check_fresh_inputs(c, v);
   if (p.empty() || p == "P1" || p == "P2" || p == "P5" || p == "P8" || p == "P9" || p == "P12" || p == "P15")
     return check_acceptance(c, v);
   return fail("unknown property '" + p + "'");

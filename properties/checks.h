@@ -1,7 +1,7 @@
-// The properties P1–P19 of SPEC §5 as plain checks of one case on one variant, independent of
-// RapidCheck: the Catch2 suite drives them through RapidCheck (shrinking), the command line and
-// the fuzzers through generators::RngChooser, and a case file names the property that replays it
-// (`property = P4`, with its parameters as `property.<key>`).
+// The properties P1–P19 of docs/properties.md as plain checks of one case on one variant,
+// independent of RapidCheck: the Catch2 suite drives them through RapidCheck (shrinking), the
+// command line and the fuzzers through generators::RngChooser, and a case file names the property
+// that replays it (`property = P4`, with its parameters as `property.<key>`).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +33,10 @@ bool applies(const PropertyInfo& p, const rmsnorm::Variant& v);
 // One case for p, its op drawn among those v supports (v null: any of p's ops). The case names
 // its property and parameters, so one_line(case) replays exactly this check.
 harness::Case draw_property_case(const PropertyInfo& p, generators::Chooser& ch, const rmsnorm::Variant* v);
+
+// Written to stderr, with the case's one-line form, before a plugin kernel runs a case: when the
+// process dies, the last such line names the case that killed it.
+inline constexpr const char* kCaseMarker = "rmsnorm-cert case: ";
 
 struct CheckResult {
   enum class Kind { pass, fail, rejected, not_applicable };

@@ -217,6 +217,8 @@ Status launch_and_download(Launch launch, const Args& a, Memory where, const std
 
 }  // namespace
 
+rmsnorm::Status device_health() { return sync_device(Memory::device); }
+
 std::string Outcome::summary() const {
   if (!status.ok()) return std::string("status ") + rmsnorm::to_string(status.code) + ": " + status.reason;
   if (!guard_violation.empty()) return "guard: " + guard_violation;
@@ -318,9 +320,34 @@ Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, con
   out.status = raw.status;
   out.guard_violation = raw.guard_violation;
   if (!out.status.ok()) return out;
-  const rmsnorm::AccumShape shape = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
-  out.verdict = oracle::check_forward(c, raw.result, shape);
+  out.verdict = judge_forward(v, c, raw.result);
   return out;
+}
+
+oracle::Verdict judge_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const oracle::ForwardResult& got) {
+  rmsnorm::AccumShape shape;
+  const Status s = rmsnorm::judged_row_shape(v, c.dim, shape);
+  if (!s.ok()) {
+    oracle::Verdict refused;
+    refused.pass = false;
+    refused.first_failure = v.name + ": " + s.reason;
+    return refused;
+  }
+  return oracle::check_forward(c, got, shape);
+}
+
+oracle::Verdict judge_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c,
+                               const oracle::BackwardResult& got) {
+  rmsnorm::AccumShape rs, ds;
+  Status s = rmsnorm::judged_row_shape(v, c.dim, rs);
+  if (s.ok()) s = rmsnorm::judged_dg_shape(v, c.rows, ds);
+  if (!s.ok()) {
+    oracle::Verdict refused;
+    refused.pass = false;
+    refused.first_failure = v.name + ": " + s.reason;
+    return refused;
+  }
+  return oracle::check_backward(c, got, rs, ds);
 }
 
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
@@ -414,9 +441,7 @@ Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, c
   out.status = raw.status;
   out.guard_violation = raw.guard_violation;
   if (!out.status.ok()) return out;
-  const rmsnorm::AccumShape rs = v.row_shape ? v.row_shape(c.dim) : rmsnorm::AccumShape{c.dim, 0};
-  const rmsnorm::AccumShape ds = v.dg_shape ? v.dg_shape(c.rows) : rmsnorm::AccumShape{c.rows, 0};
-  out.verdict = oracle::check_backward(c, raw.result, rs, ds);
+  out.verdict = judge_backward(v, c, raw.result);
   return out;
 }
 

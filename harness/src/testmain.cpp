@@ -1,14 +1,21 @@
-// main() of every test executable: Catch2's session, plus the GPU rule — when the run selects
-// [gpu] tests and no device is usable, say why and exit 77 so ctest reports "skipped", never
-// "passed".
+// main() of every test executable: Catch2's session, plus two rules. The plugins named in
+// RMSNORM_PLUGINS are registered first, so a property test run by `rmsnorm-cert certify --plugin`
+// sees the same variants as the tool (a bad plugin: exit 3). When the run selects [gpu] tests and
+// no device is usable, say why and exit 77 so ctest reports "skipped", never "passed".
 #define CATCH_CONFIG_RUNNER
 #include <cstdio>
 #include <string>
 
 #include "harness/catch.h"
+#include "harness/plugins.h"
 #include "rmsnorm/variant.h"
 
 int main(int argc, char** argv) {
+  std::string plugin_error;
+  if (!harness::register_plugins_from_env(plugin_error)) {
+    std::fprintf(stderr, "%s\n", plugin_error.c_str());
+    return 3;
+  }
   bool gpu_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

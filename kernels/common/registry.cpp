@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -7,16 +8,86 @@
 
 namespace rmsnorm {
 
+namespace {
+std::vector<Variant>& pending_external() {
+  static std::vector<Variant> v;
+  return v;
+}
+bool& registry_built() {
+  static bool built = false;
+  return built;
+}
+}  // namespace
+
 const std::vector<Variant>& registry() {
   static const std::vector<Variant> all = [] {
     std::vector<Variant> v;
     register_cuda_variants(v);  // device variants first: registration order is preference
     register_host_variants(v);
+    for (Variant& e : pending_external()) v.push_back(std::move(e));
+    pending_external().clear();
+    registry_built() = true;
     // Products before mutants, each group in registration order.
     std::stable_partition(v.begin(), v.end(), [](const Variant& x) { return !x.is_mutant(); });
     return v;
   }();
   return all;
+}
+
+Status add_external_variants(std::vector<Variant> variants) {
+  if (registry_built())
+    return Status::fail(Status::Code::invalid_argument, "external variants must be added before the registry is first used");
+  std::vector<Variant> built_in;
+  register_cuda_variants(built_in);
+  register_host_variants(built_in);
+  auto taken = [&](const std::string& name) {
+    for (const Variant& b : built_in)
+      if (b.name == name) return true;
+    for (const Variant& p : pending_external())
+      if (p.name == name) return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    if (taken(variants[i].name)) return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
+    for (std::size_t j = 0; j < i; ++j)
+      if (variants[j].name == variants[i].name)
+        return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
+  }
+  for (Variant& v : variants) {
+    v.external = true;
+    pending_external().push_back(std::move(v));
+  }
+  return Status::success();
+}
+
+namespace {
+Status judged_shape(const std::function<AccumShape(std::int64_t)>& declared, std::int64_t n, const char* what,
+                    AccumShape& out) {
+  const std::int64_t terms = std::max<std::int64_t>(n, 1);
+  // No terms (R = 0 for dg): nothing is summed, so no shape can loosen anything.
+  if (!declared || n < 1) {
+    out = {terms, 0};
+    return Status::success();
+  }
+  const AccumShape s = declared(n);
+  if (s.per_thread < 1 || s.per_thread > terms || s.tree_depth < 0 || s.tree_depth > kMaxTreeDepth) {
+    out = {terms, 0};
+    return Status::fail(Status::Code::invalid_argument,
+                        std::string("declared ") + what + " accumulation shape (" + std::to_string(s.per_thread) +
+                            " terms per thread, tree depth " + std::to_string(s.tree_depth) + ") for " +
+                            std::to_string(n) + " terms is outside the limits: 1 <= terms per thread <= " +
+                            std::to_string(terms) + ", 0 <= depth <= " + std::to_string(kMaxTreeDepth));
+  }
+  out = s;
+  return Status::success();
+}
+}  // namespace
+
+Status judged_row_shape(const Variant& v, std::int64_t dim, AccumShape& out) {
+  return judged_shape(v.row_shape, dim, "row", out);
+}
+Status judged_dg_shape(const Variant& v, std::int64_t rows, AccumShape& out) {
+  return judged_shape(v.dg_shape, rows, "dg", out);
 }
 
 const Variant* find_variant(const std::string& name) {
@@ -67,7 +138,7 @@ std::vector<const Variant*> match_variants(const std::string& pattern) {
 const Variant* pick_forward(const ForwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
   for (const Variant& v : registry()) {
-    if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.is_mutant() || v.external || v.memory != where || !v.supports(op_of(a))) continue;
     if (v.preferred_forward && !v.preferred_forward(a)) continue;
     if (v.can_implement_forward && v.can_implement_forward(a).ok()) return &v;
   }
@@ -77,7 +148,7 @@ const Variant* pick_forward(const ForwardArgs& a, Memory where) {
 const Variant* pick_backward(const BackwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
   for (const Variant& v : registry()) {
-    if (v.is_mutant() || v.memory != where || !v.supports(op_of(a))) continue;
+    if (v.is_mutant() || v.external || v.memory != where || !v.supports(op_of(a))) continue;
     if (v.preferred_backward && !v.preferred_backward(a)) continue;
     if (v.can_implement_backward && v.can_implement_backward(a).ok()) return &v;
   }
@@ -88,7 +159,7 @@ std::size_t backward_workspace_bytes(std::int64_t rows, std::int64_t dim, Memory
   std::size_t most = 0;
   if (rows <= 0 || dim <= 0) return 0;
   for (const Variant& v : registry()) {
-    if (v.is_mutant() || v.memory != where || !v.workspace_bytes) continue;
+    if (v.is_mutant() || v.external || v.memory != where || !v.workspace_bytes) continue;
     if (!v.supports(Op::backward) && !v.supports(Op::add_backward)) continue;
     most = std::max(most, v.workspace_bytes(rows, dim));
   }

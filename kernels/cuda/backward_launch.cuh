@@ -97,7 +97,9 @@ inline AccumShape dg_shape_of(std::int64_t rows, std::initializer_list<std::int6
   std::int64_t chain = ceil_div(r, p);
   for (const std::int64_t s : streams) chain = std::max(chain, ceil_div(r, p * s) + (s - 1));
   AccumShape s;
-  s.per_thread = chain + ceil_div(p, kStage2Lanes) - 1;
+  // Partial rows of programs that took no row are exact zeros, and adding one rounds nothing: a
+  // term meets at most R - 1 rounded additions, so the chain counts at most R terms.
+  s.per_thread = std::min(chain + ceil_div(p, kStage2Lanes) - 1, r);
   s.tree_depth = ceil_log2(kStage2Lanes);
   return s;
 }
@@ -220,7 +222,7 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
       p.rows = a.rows;
       p.dim = a.dim;
       // llama's two roundings are the forward's; its gradient is the exact function's, the
-      // standard one (SPEC §3 Backward; the oracle and host.reference read it so).
+      // standard one (docs/contract.md#conventions; the oracle and host.reference read it so).
       p.weight = a.convention == Convention::gemma       ? WeightMode::gemma
                  : a.convention == Convention::no_weight ? WeightMode::none
                                                          : WeightMode::standard;

@@ -3,8 +3,8 @@
 // offset bases — read as 16-byte vectors anyway.
 //
 // Why. A misaligned row cannot be read in 16-byte vectors of its own, so bwd.persistent_rows
-// reads it element by element: 0.29 of the same-run copy at 32768 x 1025 bf16 on the H200
-// (session 8), 78 instructions per element, 87 % excess sectors (ncu, session 6). But packed
+// reads it element by element: 0.29 of the same-run copy at 32768 x 1025 bf16 on the H200, 78
+// instructions per element, 87 % excess sectors (ncu). But packed
 // rows are one contiguous span: a tile of consecutive rows of a tensor is TR·D consecutive
 // elements, aligned everywhere except at its two ends. So a block copies the whole tile with
 // 16-byte cp.async copies into shared memory (each tensor at its own lead, element j of the tile
@@ -32,8 +32,8 @@
 // Mapping and order. A block is GR groups of G threads (G a multiple of 32); a tile is GR·RG
 // consecutive rows, group q taking its rows q·RG .. q·RG + RG − 1 (RG rows per group per tile,
 // so that a thread's work per tile — its copies, the wait, the barrier — is spread over RG·M
-// elements; session 9's first form, RG = 1 with the dx through shared memory, spent about 500 of
-// its 770 instructions per thread and tile there: 3.8 warp instructions per element, ncu). A
+// elements; with RG = 1 and the dx through shared memory a thread spends about 500 of its 770
+// instructions per tile there: 3.8 warp instructions per element, ncu). A
 // thread of a group owns up to M columns 32 apart (packed_tiles.cuh: warp-wide chunks); its
 // columns never change, so it holds their weights and its dg sums in registers. s is chained per
 // thread in column order (packed_row_shape), then the group butterfly (5 + ceil_log2(G / 32)
@@ -58,8 +58,8 @@ inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;  // between 204
 inline constexpr std::int64_t kPackedPreferredMinRows = 2048;
 inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;  // 16-bit rows of D >= 1025
 inline constexpr std::int64_t kPackedPreferredMinDim16 = 1025;
-inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;     // fp32 rows (session 11)
-inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;  // fp32 rows at any R (session 11)
+inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;     // fp32 rows
+inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;  // fp32 rows at any R
 
 // The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
 inline constexpr int kPackedTensors = 3;
@@ -73,7 +73,7 @@ inline PackedConfig packed_config(std::int64_t dim, std::size_t elem_bytes) {
 inline AccumShape packed_dg_shape(std::int64_t rows) {
   static_assert(kPackedMaxGroups == 8, "the list below");
   AccumShape s = dg_shape_of(rows, {2, 3, 4, 5, 6, 7, 8}, /*programs_per_sm=*/1);
-  s.per_thread += kPackedRowsPerGroup - 1;
+  s.per_thread = std::min(s.per_thread + kPackedRowsPerGroup - 1, std::max<std::int64_t>(rows, 1));
   return s;
 }
 // Shared memory: S stages of [x, dy (, dres) tiles][GR·RG rstd].
@@ -103,13 +103,12 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   // Each thread's x̂ of its RG rows stays in registers between the passes, and its dy too
   // (RG·M ≤ 16) except in the wide instance without the fused add (M = 13), which reads dy again
   // in the dx pass (the stage is refilled only after the next iteration's barrier): holding it
-  // there spilled 84 bytes beside the stepped addresses, at the 96 registers of a 640-thread
-  // bound; re-reading it in the wide fused-add instance (its old, unstepped form) spilled 112.
+  // there spills 84 bytes beside the stepped addresses, at the 96 registers of a 640-thread
+  // bound; in the wide fused-add instance (unstepped, below) re-reading it spills 112.
   constexpr bool kHoldDy = RG * M <= 16 && (M <= kPackedPerThread || kResidual);
   // The per-element arithmetic unconditional with only the store predicated (fewer instructions
   // per element); the wide instance with the fused add keeps a branch per element: the
-  // unconditional form's registers spilled there (100 bytes, at the 96 registers of its bound,
-  // with the addresses stepped by a run-time G before session 23).
+  // unconditional form's registers spill there (100 bytes, at the 96 registers of its bound).
   constexpr bool kStepped = !(kResidual && M > kPackedPerThread);
   extern __shared__ __align__(16) unsigned char packed_mem[];
   __shared__ float reduce_buf[2][kPackedMaxGroups][RG][kWarp];
@@ -339,25 +338,12 @@ inline Status packed_can_implement(const BackwardArgs& a) {
 }
 
 // The dispatch hint, for packed rows that are not all 16-byte aligned (aligned rows have the
-// vector variants), from its time against bwd.persistent_rows on the H200 (session 10, the form
-// with two rows per group: bench --variant 'bwd.p*_rows*', backward and fused add, bf16 and fp32,
-// D = 257-4097, R = 1-32768; persistent's time / this one):
-//   D = 3073 (and 4097, bf16): 1.02-2.14 at every R;
-//   D = 513-2049 from R = 2048: bf16 1.16-2.70; fp32 1.11-2.18 at 513 and 1025, but 0.84-1.07
-//     at 1537 and 0.93-1.32 at 2049;
-//   R = 512: bf16 1.01-1.46 from D = 1025 (0.86-0.92 at 513); R = 1-64 below D = 3073:
-//     0.53-0.80 in bf16 rows, 0.59-1.06 in fp32 (the one-block-per-SM set-up costs more than
-//     the rows);
-// (fp16 rows, not measured, follow the bf16 rule: the same kernel template, the same sizes.)
-//   D = 257: 0.73-1.01 at every R (a warp per row is enough there).
-// Against the first form (one row per group, dx through shared memory; session 10, two A/B pairs
-// under session 9's dispatch) 59 of 168 odd-D shapes moved faster by more than 3 % in both, one
-// slower (fused add, 64 x 4097, -4.6 %); 32768 x 1025 bf16 0.31 -> 0.51 of the copy.
-// Session 11 (call 2, by name, after the per-element code went through stepped integer
-// addresses; D = 513-3073, R = 64-2048, bf16 and fp32, persistent's time / this one): bf16 as
-// above (R = 512: 1.08-1.97 from D = 1025, 0.94-0.99 at 513; R = 64 below 3073: 0.58-0.93);
-// fp32 now ahead from R = 512 at every D (1.05-2.04) and at R = 64 from D = 2049 (1.15-1.64),
-// behind at R = 64 below it (0.77-0.85).
+// vector variants), where it runs faster than bwd.persistent_rows on the H200: from D = 2561 at
+// every R; 16-bit rows of D = 513-2560 from R = 2048, and from R = 512 at D >= 1025; fp32 rows
+// from R = 512, and at any R from D = 2049. Few rows of narrower D stay on bwd.persistent_rows
+// (the one-block-per-SM set-up costs more than the rows), and so does D <= 512 (a warp per row
+// is enough there). Measured: persistent's time / this one 1.02-2.14 at D = 3073 at every R.
+// fp16 rows follow the bf16 rule: the same kernel template, the same sizes.
 inline bool packed_preferred(const BackwardArgs& a) {
   if (all_aligned(a) || a.dim < kPackedPreferredMinDim) return false;
   if (a.dim >= kPackedPreferredWideMinDim) return true;

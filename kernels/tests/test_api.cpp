@@ -111,3 +111,39 @@ TEST_CASE("a variant pattern is one glob or several separated by commas", "[api]
   const auto both = rmsnorm::match_variants("host.reference,host.*");
   CHECK(both.size() == rmsnorm::match_variants("host.*").size());  // a variant listed once
 }
+
+// No variant chooses its own tolerance: every declared accumulation shape, at every width of its
+// declared range and every row count, keeps to the judge's limits (1 <= terms per thread <= n,
+// 0 <= depth <= 64), and an undeclared one is judged as a sequential sum.
+TEST_CASE("every variant's declared accumulation shapes keep to the judge's limits", "[api]") {
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 1; d <= 64; ++d) dims.push_back(d);
+  for (std::int64_t p = 128; p <= (std::int64_t{1} << 24); p *= 2) dims.insert(dims.end(), {p - 1, p, p + 1, p + p / 2});
+  int checked = 0;
+  for (const rmsnorm::Variant& v : rmsnorm::registry()) {
+    for (std::int64_t d : dims) {
+      if (!v.declares(d, DType::bf16) && !v.declares(d, DType::f32)) continue;
+      rmsnorm::AccumShape s;
+      const Status st = rmsnorm::judged_row_shape(v, d, s);
+      INFO(v.name << " D = " << d << ": " << st.reason);
+      CHECK(st.ok());
+      ++checked;
+    }
+    if (v.supports(rmsnorm::Op::backward))
+      for (std::int64_t r : {0, 1, 2, 7, 37, 512, 4096, 65536, 1 << 20}) {
+        rmsnorm::AccumShape s;
+        const Status st = rmsnorm::judged_dg_shape(v, r, s);
+        INFO(v.name << " R = " << r << ": " << st.reason);
+        CHECK(st.ok());
+      }
+  }
+  CHECK(checked > 0);
+  rmsnorm::Variant undeclared;
+  rmsnorm::AccumShape s;
+  REQUIRE(rmsnorm::judged_row_shape(undeclared, 4096, s).ok());
+  CHECK((s.per_thread == 4096 && s.tree_depth == 0));
+  undeclared.row_shape = [](std::int64_t d) { return rmsnorm::AccumShape{2 * d, 0}; };
+  CHECK_FALSE(rmsnorm::judged_row_shape(undeclared, 4096, s).ok());
+  undeclared.row_shape = [](std::int64_t) { return rmsnorm::AccumShape{1, 65}; };
+  CHECK_FALSE(rmsnorm::judged_row_shape(undeclared, 4096, s).ok());
+}

@@ -47,6 +47,17 @@ struct Outcome {
 Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
 Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
 
+// Ok when the device context is usable: waits for the device and reports an error that a kernel
+// left behind (a sticky error makes every later call fail). Always ok without CUDA.
+rmsnorm::Status device_health();
+
+// The oracle's judgement of outputs a variant wrote, with the accumulation shape the judge
+// allows it (rmsnorm::judged_row_shape / judged_dg_shape): a declared shape outside the limits
+// makes the verdict an error naming the shape.
+oracle::Verdict judge_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const oracle::ForwardResult& got);
+oracle::Verdict judge_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c,
+                               const oracle::BackwardResult& got);
+
 // Run only, no judgement: the raw dense outputs (for determinism/batch-invariance properties).
 struct RawForward { rmsnorm::Status status; std::string guard_violation; oracle::ForwardResult result; };
 struct RawBackward { rmsnorm::Status status; std::string guard_violation; oracle::BackwardResult result; };

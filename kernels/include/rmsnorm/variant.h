@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,7 @@ namespace rmsnorm {
 // Where a variant's buffers live.
 enum class Memory : std::uint8_t { host, device };
 
-// The shape of a floating-point reduction, for the error model (SPEC §4): each participant
+// The shape of a floating-point reduction, for the error model (docs/contract.md#accumulation-shape): each participant
 // adds `per_thread` terms sequentially in fp32, then the partials meet in a tree of depth
 // `tree_depth` (or in a sequential chain: count its length in tree_depth too).
 // The forward bound is eps32 = ((per_thread + tree_depth)/2 + 7)·u.
@@ -24,7 +25,7 @@ struct AccumShape {
   std::int32_t tree_depth = 0;
 };
 
-// The bug catalog (SPEC §6). A mutant is the production code with one switch flipped: every
+// The bug catalog (docs/mutants.md). A mutant is the production code with one switch flipped: every
 // variant template takes a Mutant parameter and `Mutant::none` is the product. Mutants are
 // registered under the reserved prefix "mutant." and are never chosen by the dispatcher.
 enum class Mutant : std::uint8_t {
@@ -60,23 +61,25 @@ struct Variant {
   Memory memory = Memory::host;
   Mutant mutant = Mutant::none;
   std::uint32_t ops = 0;    // bit (1 << int(Op)) for every op it supports
+  // Entry points. Built-in variants set plain functions; a plugin's adapter binds its table.
   // Forward ops (forward, add_forward, forward_quant, add_forward_quant).
-  Status (*can_implement_forward)(const ForwardArgs&) = nullptr;
-  Status (*run_forward)(const ForwardArgs&) = nullptr;
+  std::function<Status(const ForwardArgs&)> can_implement_forward;
+  std::function<Status(const ForwardArgs&)> run_forward;
   // Backward ops.
-  Status (*can_implement_backward)(const BackwardArgs&) = nullptr;
-  Status (*run_backward)(const BackwardArgs&) = nullptr;
-  std::size_t (*workspace_bytes)(std::int64_t rows, std::int64_t dim) = nullptr;
+  std::function<Status(const BackwardArgs&)> can_implement_backward;
+  std::function<Status(const BackwardArgs&)> run_backward;
+  std::function<std::size_t(std::int64_t rows, std::int64_t dim)> workspace_bytes;
   // Dispatch hint (optional): where it answers false the default dispatcher passes over this
   // variant for the next one that can implement the arguments, because a later one is measured
   // faster there (a row count, a type). It never narrows what the variant can do: by name it
   // runs whatever can_implement() accepts, and the harness tests it there.
   bool (*preferred_forward)(const ForwardArgs&) = nullptr;
   bool (*preferred_backward)(const BackwardArgs&) = nullptr;
-  // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂).
-  AccumShape (*row_shape)(std::int64_t dim) = nullptr;
-  // dg column reduction shape for a given R (backward only).
-  AccumShape (*dg_shape)(std::int64_t rows) = nullptr;
+  // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂); empty: not declared, and
+  // the judge assumes the worst the contract allows (judged_row_shape()).
+  std::function<AccumShape(std::int64_t dim)> row_shape;
+  // dg column reduction shape for a given R (backward only); empty: not declared.
+  std::function<AccumShape(std::int64_t rows)> dg_shape;
   // Declared D range and layout: what the variant is built for, and what the property
   // generators aim a share of their draws at. min_dim/max_dim hold for 16-bit rows and, unless
   // f32_min_dim/f32_max_dim (> 0) say otherwise, for fp32 rows (bwd.staged_rows stops at 8192
@@ -86,6 +89,12 @@ struct Variant {
   std::int64_t f32_min_dim = 0, f32_max_dim = 0;
   bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
   bool packed_rows = false;   // takes packed rows only (every row stride = D), any alignment
+  // What the variant claims, as bit sets (1 << DType / Convention / Quant); 0: not declared, and
+  // can_implement() alone decides. Plugins declare them; certificates list what was claimed.
+  std::uint32_t dtypes = 0, conventions = 0, quant_modes = 0;
+  // Loaded from a plugin library (`origin` is its path): never dispatched, certified like any other.
+  bool external = false;
+  std::string origin;
 
   std::int64_t min_dim_for(DType x) const { return x == DType::f32 && f32_min_dim > 0 ? f32_min_dim : min_dim; }
   std::int64_t max_dim_for(DType x) const { return x == DType::f32 && f32_max_dim > 0 ? f32_max_dim : max_dim; }
@@ -95,8 +104,22 @@ struct Variant {
   bool is_mutant() const { return mutant != Mutant::none; }
 };
 
-// All variants of this build (host ones always; CUDA ones when compiled in), products first.
+// All variants of this build (host ones always; CUDA ones when compiled in), then the external
+// ones added before the first call, products first.
 const std::vector<Variant>& registry();
+// Adds variants from outside this build (plugins). Only before registry() is first used: the
+// registry never moves once built, so the pointers it hands out stay valid. Fails on a name
+// already taken.
+Status add_external_variants(std::vector<Variant> variants);
+
+// The limits a declared accumulation shape must respect for a reduction of n terms: at least one
+// and at most n terms per participant, a tree at most 64 deep (docs/contract.md#accumulation-shape).
+inline constexpr std::int32_t kMaxTreeDepth = 64;
+// The shape the judge uses for a variant's row reduction at `dim` and its dg column sum over
+// `rows`: the declared one when it is within the limits, a sequential sum of all terms when none
+// is declared. A declared shape outside the limits is refused: the Status says why.
+Status judged_row_shape(const Variant& v, std::int64_t dim, AccumShape& out);
+Status judged_dg_shape(const Variant& v, std::int64_t rows, AccumShape& out);
 const Variant* find_variant(const std::string& name);
 // Variants whose name matches a glob pattern ('*' and '?'; several globs separated by commas
 // match a name any of them matches; "all" = every non-mutant).

@@ -1,0 +1,259 @@
+#include "isolated_step.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+#include "case_runner.h"
+#include "command_line.h"
+#include "harness/run.h"
+#include "subprocess.h"
+
+namespace cert {
+
+namespace {
+
+// A step may take long (a slow kernel, many cases), but a hung kernel must not hang certify.
+constexpr double kStepSeconds = 1800;
+constexpr int kExitCrash = 4;  // the child saw a launch failure of a device kernel
+
+std::string self_path() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "rmsnorm-cert";
+  buf[n] = 0;
+  return buf;
+}
+
+// One field of a tab-separated record: no tabs, newlines kept as "\n".
+std::string field(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\t') out += ' ';
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+std::string unfield(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == 'n') {
+      out += '\n';
+      ++i;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> f;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t tab = line.find('\t', start);
+    f.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) return f;
+    start = tab + 1;
+  }
+}
+
+void print_profile(const oracle::Profile& p) {
+  std::printf("profile\t%lld\t%lld\t%lld\t%a\t%a\t%lld\n", static_cast<long long>(p.elements),
+              static_cast<long long>(p.correctly_rounded), static_cast<long long>(p.failures), p.max_ulp,
+              p.max_err_over_bound, static_cast<long long>(p.fallbacks));
+}
+
+bool read_profile(const std::vector<std::string>& f, oracle::Profile& p) {
+  if (f.size() != 7) return false;
+  p.elements = std::atoll(f[1].c_str());
+  p.correctly_rounded = std::atoll(f[2].c_str());
+  p.failures = std::atoll(f[3].c_str());
+  p.max_ulp = std::strtod(f[4].c_str(), nullptr);
+  p.max_err_over_bound = std::strtod(f[5].c_str(), nullptr);
+  p.fallbacks = std::atoll(f[6].c_str());
+  return true;
+}
+
+// What the parent makes of a child that did not finish its record.
+struct StepEnd {
+  bool complete = false;
+  std::string last_case, crash_reason;
+  std::vector<std::vector<std::string>> records;
+};
+
+StepEnd run_step_child(const std::vector<std::string>& argv, Progress& progress, const std::string& what) {
+  progress.update(what + " (in a child process)");
+  const ChildResult child = run_child(argv, {}, kStepSeconds);
+  StepEnd end;
+  std::istringstream in(child.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> f = split_tabs(line);
+    if (f[0] == "case" && f.size() == 2) end.last_case = unfield(f[1]);
+    else if (f[0] == "crash" && f.size() == 2) end.crash_reason = unfield(f[1]);
+    else if (f[0] == "end") end.complete = true;
+    else end.records.push_back(std::move(f));
+  }
+  if (!child.exited_ok() || child.exit_code != 0) end.complete = false;
+  if (!end.complete && end.crash_reason.empty()) {
+    end.crash_reason = child.timed_out ? "no result within " + std::to_string(static_cast<int>(kStepSeconds)) + " s"
+                                       : child.describe();
+    if (child.started && child.exit_code != 0 && child.signal == 0 && !child.err.empty()) {
+      std::string tail = child.err.substr(child.err.size() > 300 ? child.err.size() - 300 : 0);
+      for (char& c : tail)
+        if (c == '\n') c = ' ';
+      end.crash_reason += ": " + tail;
+    }
+  }
+  return end;
+}
+
+std::string crash_text(const StepEnd& end) {
+  return "crashed on case " + (end.last_case.empty() ? std::string("(before its first case)") : end.last_case) + " (" +
+         end.crash_reason + ")";
+}
+
+std::string repro_of(const std::string& line, const rmsnorm::Variant& v) {
+  harness::Case c;
+  std::string error;
+  if (line.empty() || !harness::parse_case(line, c, error)) return "";
+  c.variant = v.name;
+  return repro_command(c);
+}
+
+}  // namespace
+
+CorpusRun isolated_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
+                          bool stop_at_first_failure) {
+  std::vector<std::string> argv = {self_path(), "_step", "corpus", "--variant", variant.name, "--corpus", dir};
+  if (stop_at_first_failure) argv.push_back("--stop-first");
+  const StepEnd end = run_step_child(argv, progress, "corpus");
+  CorpusRun run;
+  run.dir = dir;
+  for (const auto& f : end.records) {
+    if (f[0] == "counts" && f.size() == 8) {
+      run.files = std::atoi(f[1].c_str());
+      run.passed = std::atoi(f[2].c_str());
+      run.failed = std::atoi(f[3].c_str());
+      run.skipped = std::atoi(f[4].c_str());
+      run.invalid = std::atoi(f[5].c_str());
+      run.not_matching = std::atoi(f[6].c_str());
+      run.error = unfield(f[7]);
+    } else if (f[0] == "failure" && f.size() == 4) {
+      run.failures.push_back({unfield(f[1]), unfield(f[2]), unfield(f[3])});
+    } else if (f[0] == "profile") {
+      read_profile(f, run.profile);
+    }
+  }
+  if (!end.complete) {
+    ++run.failed;
+    run.failures.push_back({dir, crash_text(end), repro_of(end.last_case, variant)});
+  }
+  return run;
+}
+
+OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std::int64_t cases, std::uint64_t seed,
+                            Progress& progress) {
+  char seed_text[32];
+  std::snprintf(seed_text, sizeof seed_text, "0x%016llx", static_cast<unsigned long long>(seed));
+  const std::vector<std::string> argv = {self_path(), "_step", "generated", "--variant", variant.name, "--op",
+                                         rmsnorm::to_string(op), "--cases", std::to_string(cases), "--seed", seed_text};
+  const StepEnd end = run_step_child(argv, progress, std::string(rmsnorm::to_string(op)) + " cases");
+  OpRun r;
+  r.op = op;
+  for (const auto& f : end.records) {
+    if (f[0] == "counts" && f.size() == 6) {
+      r.cases = std::atoll(f[1].c_str());
+      r.passed = std::atoll(f[2].c_str());
+      r.failed = std::atoll(f[3].c_str());
+      r.skipped = std::atoll(f[4].c_str());
+      r.seconds = std::strtod(f[5].c_str(), nullptr);
+    } else if (f[0] == "failure" && f.size() == 2) {
+      r.failures.push_back(unfield(f[1]));
+    } else if (f[0] == "profile") {
+      read_profile(f, r.profile);
+    }
+  }
+  if (!end.complete) {
+    ++r.failed;
+    r.cases = std::max<std::int64_t>(r.cases, r.failed);
+    const std::string repro = repro_of(end.last_case, variant);
+    r.failures.push_back(crash_text(end) + (repro.empty() ? "" : "\n    " + repro));
+  }
+  return r;
+}
+
+int run_step(const Args& args) {
+  CommandLine cl("_step", "_step corpus|generated --variant NAME ...",
+                 "Internal: one certification step of a plugin kernel, run by certify in a child process.");
+  std::vector<std::string> kind;
+  std::string name, corpus, op_name;
+  std::int64_t cases = 0;
+  std::uint64_t seed = 0;
+  bool stop_first = false;
+  cl.positionals(&kind, "corpus|generated", 1, 1);
+  cl.option("--variant", &name, "NAME", "the variant");
+  cl.option("--corpus", &corpus, "DIR", "corpus directory");
+  cl.option("--op", &op_name, "OP", "op of the generated cases");
+  cl.option("--cases", &cases, "N", "generated cases", 0, 100000000);
+  cl.option_u64("--seed", &seed, "S", "seed");
+  cl.flag("--stop-first", &stop_first, "stop at the first failure");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  if (!v) {
+    std::fprintf(stderr, "_step: no variant %s\n", name.c_str());
+    return kExitUsage;
+  }
+  Progress progress("[" + v->name + "] ");
+  // Each case is announced before it runs. A device kernel that left the context broken (a
+  // sticky error) ends the step as a crash on the case before.
+  bool ran = false;
+  const auto check_device = [&] {
+    if (!ran || v->memory != rmsnorm::Memory::device) return;
+    const rmsnorm::Status health = harness::device_health();
+    if (health.ok()) return;
+    std::printf("crash\t%s\n", field("the CUDA context is broken: " + health.reason).c_str());
+    std::fflush(stdout);
+    std::_Exit(kExitCrash);
+  };
+  const BeforeCase before = [&](const std::string& line) {
+    check_device();
+    std::printf("case\t%s\n", field(line).c_str());
+    std::fflush(stdout);
+    ran = true;
+  };
+  if (kind[0] == "corpus") {
+    const CorpusRun run = replay_corpus_here(*v, corpus, progress, stop_first, before);
+    check_device();
+    for (const CorpusFailure& f : run.failures) {
+      std::printf("failure\t%s\t%s\t%s\n", field(f.file).c_str(), field(f.reason).c_str(), field(f.repro).c_str());
+    }
+    std::printf("counts\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", run.files, run.passed, run.failed, run.skipped, run.invalid,
+                run.not_matching, field(run.error).c_str());
+    print_profile(run.profile);
+  } else if (kind[0] == "generated") {
+    rmsnorm::Op op;
+    if (!rmsnorm::parse(op_name, op)) return cl.usage_exit("unknown op '" + op_name + "'");
+    const OpRun r = run_generated_op_here(*v, op, cases, seed, progress, before);
+    check_device();
+    for (const std::string& f : r.failures) std::printf("failure\t%s\n", field(f).c_str());
+    std::printf("counts\t%lld\t%lld\t%lld\t%lld\t%.6f\n", static_cast<long long>(r.cases),
+                static_cast<long long>(r.passed), static_cast<long long>(r.failed), static_cast<long long>(r.skipped),
+                r.seconds);
+    print_profile(r.profile);
+  } else {
+    return cl.usage_exit("unknown step '" + kind[0] + "'");
+  }
+  progress.done();
+  std::printf("end\n");
+  return kExitOk;
+}
+
+}  // namespace cert

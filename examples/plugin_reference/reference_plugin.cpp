@@ -1,0 +1,91 @@
+// librmsnorm_reference_plugin.so: this project's own host reference, compiled into a plugin and
+// reached only through the C table. It claims every op, type, convention and FP8 mode, so its
+// certificate exercises the whole ABI; and since `host.reference` runs the same code in-tree,
+// certifying both side by side measures what the plugin path costs.
+#include <cstdio>
+#include <vector>
+
+#include "rmsnorm/plugin.h"
+#include "rmsnorm/variant.h"
+
+namespace {
+
+const rmsnorm::Variant& reference() {
+  static const rmsnorm::Variant v = [] {
+    std::vector<rmsnorm::Variant> all;
+    rmsnorm::register_host_variants(all);
+    for (const rmsnorm::Variant& x : all)
+      if (x.name == "host.reference") return x;
+    return all.front();
+  }();
+  return v;
+}
+
+rmsnorm::Tensor from_c(const rmsnorm_tensor& t) { return {t.data, static_cast<rmsnorm::DType>(t.dtype), t.stride}; }
+
+int32_t report(const rmsnorm::Status& s, char* message, size_t size) {
+  if (!s.ok()) std::snprintf(message, size, "%s", s.reason.c_str());
+  return static_cast<int32_t>(s.code);
+}
+
+int32_t forward(const rmsnorm_forward_args* c, char* message, size_t size) {
+  rmsnorm::ForwardArgs a;
+  a.rows = c->rows;
+  a.dim = c->dim;
+  a.x = from_c(c->x);
+  a.o = from_c(c->o);
+  a.y = from_c(c->y);
+  a.g = c->g;
+  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
+  a.rstd = c->rstd;
+  a.eps = c->eps;
+  a.convention = static_cast<rmsnorm::Convention>(c->convention);
+  a.quant = static_cast<rmsnorm::Quant>(c->quant);
+  a.scale = c->scale;
+  a.stream = c->stream;
+  return report(reference().run_forward(a), message, size);
+}
+
+int32_t backward(const rmsnorm_backward_args* c, char* message, size_t size) {
+  rmsnorm::BackwardArgs a;
+  a.rows = c->rows;
+  a.dim = c->dim;
+  a.x = from_c(c->x);
+  a.dy = from_c(c->dy);
+  a.dx = from_c(c->dx);
+  a.dresidual = from_c(c->dresidual);
+  a.g = c->g;
+  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
+  a.rstd = c->rstd;
+  a.dg = c->dg;
+  a.dg_type = static_cast<rmsnorm::DType>(c->dg_dtype);
+  a.eps = c->eps;
+  a.convention = static_cast<rmsnorm::Convention>(c->convention);
+  a.workspace = c->workspace;
+  a.workspace_bytes = c->workspace_bytes;
+  a.stream = c->stream;
+  return report(reference().run_backward(a), message, size);
+}
+
+int32_t row_shape(int64_t n, int64_t* per_thread, int32_t* depth) {
+  const rmsnorm::AccumShape s = reference().row_shape(n);
+  *per_thread = s.per_thread;
+  *depth = s.tree_depth;
+  return 0;
+}
+
+int32_t dg_shape(int64_t n, int64_t* per_thread, int32_t* depth) {
+  const rmsnorm::AccumShape s = reference().dg_shape(n);
+  *per_thread = s.per_thread;
+  *depth = s.tree_depth;
+  return 0;
+}
+
+const rmsnorm_plugin_kernel kKernels[] = {{"host", "the in-tree host.reference behind the C table",
+                                           (1u << 6) - 1u, RMSNORM_MEMORY_HOST, 0, 0, 0, 0, 0, 0, 0, row_shape,
+                                           dg_shape, forward, backward, nullptr}};
+const rmsnorm_plugin kPlugin = {RMSNORM_PLUGIN_ABI_VERSION, "reference", 1, kKernels};
+
+}  // namespace
+
+extern "C" RMSNORM_PLUGIN_EXPORT const rmsnorm_plugin* rmsnorm_plugin_v1(void) { return &kPlugin; }

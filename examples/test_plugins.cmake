@@ -1,0 +1,78 @@
+# The plugin ABI end to end on the host: the example library's verdicts, the repro of its
+# failure, every untrusted kernel failing with the property that caught it, and the faults of a
+# bad plugin reported with exit status 3 (or, for a kernel that fails or dies, as a FAIL).
+#   cmake -DCERT=rmsnorm-cert -DLIBS=<dir of the plugins> -DOUT=<dir> -P test_plugins.cmake
+cmake_minimum_required(VERSION 3.24)
+set(ok TRUE)
+function(expect what status want_status out pattern)
+  if(NOT "${status}" STREQUAL "${want_status}")
+    message(SEND_ERROR "${what}: exit ${status}, expected ${want_status}\n${out}")
+    set(ok FALSE PARENT_SCOPE)
+  elseif(NOT "${out}" MATCHES "${pattern}")
+    message(SEND_ERROR "${what}: output does not match '${pattern}'\n${out}")
+    set(ok FALSE PARENT_SCOPE)
+  else()
+    message(STATUS "ok: ${what}")
+  endif()
+endfunction()
+function(cert out_var status_var)
+  execute_process(COMMAND ${CERT} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${status_var} "${status}" PARENT_SCOPE)
+endfunction()
+
+set(example ${LIBS}/librmsnorm_example_plugin.so)
+set(untrusted ${LIBS}/librmsnorm_untrusted_plugin.so)
+set(budget --cases 20)
+
+cert(out st certify --plugin ${example} plugin.example.correct ${budget} --out ${OUT}/correct)
+expect("plugin.example.correct passes" "${st}" 0 "${out}" "PASS +plugin\\.example\\.correct")
+
+cert(out st certify --plugin ${example} plugin.example.eps_outside ${budget} --out ${OUT}/eps_outside)
+expect("plugin.example.eps_outside fails" "${st}" 1 "${out}" "FAIL +plugin\\.example\\.eps_outside")
+file(READ ${OUT}/eps_outside/plugin.example.eps_outside.md certificate)
+string(REGEX MATCH "--line '[^']+'" line "${certificate}")
+if(NOT line)
+  message(SEND_ERROR "the eps_outside certificate holds no repro line:\n${certificate}")
+  set(ok FALSE)
+else()
+  string(REGEX REPLACE "^--line '(.*)'$" "\\1" line "${line}")
+  string(REPLACE ";" "\\;" line "${line}")  # one argument, though the line holds semicolons
+  cert(out st repro --plugin ${example} --line "${line}")
+  expect("repro of the eps_outside failure fails again" "${st}" 1 "${out}" "plugin\\.example\\.eps_outside")
+endif()
+
+# Each untrusted kernel and the property expected to catch it.
+foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 caches_by_pointer:P20 writes_outside:P15
+             reads_outside:P8 writes_inputs:P1 nondeterministic:P11)
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 kernel)
+  list(GET pair 1 property)
+  cert(out st certify --plugin ${untrusted} plugin.untrusted.${kernel} ${budget} --out ${OUT}/untrusted)
+  expect("plugin.untrusted.${kernel} fails, ${property} among the failures" "${st}" 1 "${out}"
+         "FAIL +plugin\\.untrusted\\.${kernel}.*${property} FAIL")
+endforeach()
+
+# Bad plugins: a clear message and exit status 3.
+cert(out st list --plugin ${LIBS}/no_such_plugin.so)
+expect("a missing file" "${st}" 3 "${out}" "cannot be loaded")
+cert(out st list --plugin ${LIBS}/librmsnorm_bad_plugin_1.so)
+expect("a missing entry point" "${st}" 3 "${out}" "does not export rmsnorm_plugin_v1")
+cert(out st list --plugin ${LIBS}/librmsnorm_bad_plugin_2.so)
+expect("another ABI version" "${st}" 3 "${out}" "ABI version 99")
+cert(out st list --plugin ${LIBS}/librmsnorm_bad_plugin_3.so)
+expect("a null entry point" "${st}" 3 "${out}" "entry point is null")
+cert(out st list --plugin ${LIBS}/librmsnorm_bad_plugin_4.so)
+expect("two kernels of one name" "${st}" 3 "${out}" "two kernels are named")
+cert(out st list --plugin ${example} --plugin ${example})
+expect("one library loaded twice" "${st}" 3 "${out}" "duplicate variant name")
+cert(out st list --plugin ${LIBS}/librmsnorm_bad_plugin_6.so)
+expect("a shape beyond the limits" "${st}" 3 "${out}" "the judge accepts")
+cert(out st certify --plugin ${LIBS}/librmsnorm_bad_plugin_5.so plugin.faulty.fails ${budget} --out ${OUT}/faulty)
+expect("a kernel that returns an error" "${st}" 1 "${out}" "this kernel always fails")
+cert(out st certify --plugin ${LIBS}/librmsnorm_bad_plugin_5.so plugin.faulty.segfaults ${budget} --out ${OUT}/faulty)
+expect("a kernel that segfaults" "${st}" 1 "${out}" "crashed on case")
+
+if(NOT ok)
+  message(FATAL_ERROR "plugin checks failed")
+endif()
