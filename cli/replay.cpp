@@ -33,8 +33,9 @@ int run_replay(const Args& args) {
   CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet]",
                  "Parses every case file (*.case under directories) and runs it on every registered variant\n"
                  "matching the case's variant pattern (or --variant). One line per case x variant; a failing\n"
-                 "line is followed by the command that reproduces it. Exit 1 when anything failed, 2 when a\n"
-                 "case file is malformed. --memory device without a usable GPU exits 77 (skipped).");
+                 "line is followed by the command that reproduces it. Exit 1 when anything failed, when a\n"
+                 "case's variant pattern matches no registered variant, or when nothing was checked at all;\n"
+                 "2 when a case file is malformed. --memory device without a usable GPU exits 77 (skipped).");
   std::vector<std::string> paths;
   std::string variant_override, memory = "any";
   bool quiet = false;
@@ -63,7 +64,7 @@ int run_replay(const Args& args) {
     std::fprintf(stderr, "rmsnorm-cert replay: no *.case file under the given paths\n");
     return kExitUsage;
   }
-  int passed = 0, failed = 0, skipped = 0, invalid = 0, unmatched = 0;
+  int passed = 0, failed = 0, skipped = 0, invalid = 0, unmatched = 0, other_memory = 0;
   std::map<std::string, int> skip_reasons;
   for (const std::string& file : files) {
     harness::Case c;
@@ -104,18 +105,32 @@ int run_replay(const Args& args) {
       }
       std::fflush(stdout);
     }
-    if (ran == 0) {
+    const std::string pattern = variant_override.empty() ? c.variant : variant_override;
+    if (variants.empty()) {
+      // A pattern that names nothing registered is a mistake (a typo, a plugin not loaded).
       ++unmatched;
-      if (!quiet)
-        std::printf("none    %-48s no %svariant matches '%s'\n", file.c_str(), memory == "any" ? "" : (memory + " ").c_str(),
-                    (variant_override.empty() ? c.variant : variant_override).c_str());
+      std::printf("NONE    %-48s no registered variant matches '%s' (rmsnorm-cert list)\n", file.c_str(), pattern.c_str());
+    } else if (ran == 0) {
+      ++other_memory;
+      if (!quiet) std::printf("none    %-48s no %s variant matches '%s'\n", file.c_str(), memory.c_str(), pattern.c_str());
     }
   }
-  std::printf("replay: %zu case files: %d passed, %d failed, %d skipped, %d invalid, %d matched no variant\n",
+  std::printf("replay: %zu case files: %d passed, %d failed, %d skipped, %d invalid, %d matched no variant",
               files.size(), passed, failed, skipped, invalid, unmatched);
+  if (other_memory > 0) std::printf(", %d for %s variants only", other_memory, memory == "host" ? "device" : "host");
+  std::printf("\n");
   for (const auto& [reason, n] : skip_reasons) std::printf("  skipped %d× : %s\n", n, reason.c_str());
   if (invalid > 0) return kExitUsage;
-  return failed > 0 ? kExitFailed : kExitOk;
+  if (failed > 0) return kExitFailed;
+  if (unmatched > 0) {
+    std::printf("replay: FAILED: %d case file%s matched no registered variant\n", unmatched, unmatched == 1 ? "" : "s");
+    return kExitFailed;
+  }
+  if (passed == 0) {
+    std::printf("replay: FAILED: nothing was checked (every run was skipped or no variant was selected)\n");
+    return kExitFailed;
+  }
+  return kExitOk;
 }
 
 }  // namespace cert

@@ -3,23 +3,7 @@
 # bad plugin reported with exit status 3 (or, for a kernel that fails or dies, as a FAIL).
 #   cmake -DCERT=rmsnorm-cert -DLIBS=<dir of the plugins> -DOUT=<dir> -P test_plugins.cmake
 cmake_minimum_required(VERSION 3.24)
-set(ok TRUE)
-function(expect what status want_status out pattern)
-  if(NOT "${status}" STREQUAL "${want_status}")
-    message(SEND_ERROR "${what}: exit ${status}, expected ${want_status}\n${out}")
-    set(ok FALSE PARENT_SCOPE)
-  elseif(NOT "${out}" MATCHES "${pattern}")
-    message(SEND_ERROR "${what}: output does not match '${pattern}'\n${out}")
-    set(ok FALSE PARENT_SCOPE)
-  else()
-    message(STATUS "ok: ${what}")
-  endif()
-endfunction()
-function(cert out_var status_var)
-  execute_process(COMMAND ${CERT} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  set(${out_var} "${out}${err}" PARENT_SCOPE)
-  set(${status_var} "${status}" PARENT_SCOPE)
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/plugin_test_common.cmake)
 
 set(example ${LIBS}/librmsnorm_example_plugin.so)
 set(untrusted ${LIBS}/librmsnorm_untrusted_plugin.so)
@@ -41,6 +25,10 @@ else()
   cert(out st repro --plugin ${example} --line "${line}")
   expect("repro of the eps_outside failure fails again" "${st}" 1 "${out}" "plugin\\.example\\.eps_outside")
 endif()
+
+# The host reference behind the C table: every op, type, convention and FP8 mode through the ABI.
+cert(out st certify --plugin ${LIBS}/librmsnorm_reference_plugin.so plugin.reference.host ${budget} --out ${OUT}/reference)
+expect("plugin.reference.host passes" "${st}" 0 "${out}" "PASS +plugin\\.reference\\.host")
 
 # Each untrusted kernel and the property expected to catch it.
 foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 caches_by_pointer:P20 writes_outside:P15

@@ -1,0 +1,27 @@
+# What both plugin tests share: running rmsnorm-cert and checking its exit status and output.
+# `ok` (in the including scope) turns FALSE on the first mismatch; each check prints one line.
+set(ok TRUE)
+function(expect what status want_status out pattern)
+  if(NOT "${status}" STREQUAL "${want_status}")
+    message(SEND_ERROR "${what}: exit ${status}, expected ${want_status}\n${out}")
+    set(ok FALSE PARENT_SCOPE)
+  elseif(NOT "${out}" MATCHES "${pattern}")
+    message(SEND_ERROR "${what}: output does not match '${pattern}'\n${out}")
+    set(ok FALSE PARENT_SCOPE)
+  else()
+    message(STATUS "ok: ${what}")
+  endif()
+endfunction()
+# Runs ${CERT} with the arguments; stdout and stderr together in out_var, the exit status in
+# status_var; the verdict lines and their failures are echoed, for the log.
+function(cert out_var status_var)
+  execute_process(COMMAND ${CERT} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${status_var} "${status}" PARENT_SCOPE)
+  string(REGEX MATCHALL "(PASS|FAIL) +plugin[^\n]*|\n +P[0-9]+ [A-Z ]+:[^\n]*|\n +corpus [^\n]*|\n +generated [^\n]*" lines "${out}")
+  foreach(l IN LISTS lines)
+    string(STRIP "${l}" l)
+    string(SUBSTRING "${l}" 0 240 l)
+    message(STATUS "    ${l}")
+  endforeach()
+endfunction()
