@@ -2,6 +2,7 @@
 // generated cases per op; a certificate per variant (Markdown + JSON) and a summary. Device
 // variants on a machine without a GPU are listed as skipped with the reason, never certified.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -55,6 +56,8 @@ int run_certify(const Args& args) {
             "start no variant after S seconds (0: none); the rest are listed NOT RUN and the run fails");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (!(deadline >= 0) || !std::isfinite(deadline)) return cl.usage_exit("--deadline wants seconds >= 0 (0: none)");
+  if (!(timeout > 0) || !std::isfinite(timeout)) return cl.usage_exit("--timeout wants seconds > 0");
   if (property_cases < 0) property_cases = std::max<std::int64_t>(cases, 1);
 
   std::vector<const rmsnorm::Variant*> matched;

@@ -117,6 +117,8 @@ TEST_CASE("bad case files give an error naming the line and never crash", "[case
       {"dim=2;seed=-5;generator=regimes", "seed '-5'"},
       {"rows=1099511627777;dim=1", "rows must be"},
       {"rows=65536;dim=65536", "rows·dim exceeds"},
+      {"", "the case is empty"},
+      {"# only a comment\n\n", "the case is empty"},
   };
   for (const Bad& b : bad) {
     Case c;

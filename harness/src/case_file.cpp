@@ -324,6 +324,10 @@ bool parse_case(const std::string& text, Case& out, std::string& error) {
       }
     }
   }
+  if (entry_no == 0) {
+    error = "the case is empty: no 'key = value' entry (docs/case-format.md)";
+    return false;
+  }
   const std::string why = check_case(c, seen);
   if (!why.empty()) {
     error = "case: " + why;
