@@ -25,7 +25,7 @@ foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 writes_o
   cert(out st certify --plugin ${LIBS}/librmsnorm_cuda_untrusted_plugin.so plugin.cuda_untrusted.${kernel} ${budget}
        --out ${OUT})
   expect("plugin.cuda_untrusted.${kernel} fails, ${property} among the failures" "${st}" 1 "${out}"
-         "FAIL +plugin\\.cuda_untrusted\\.${kernel}.*${property} [A-Z]")
+         "FAIL +plugin\\.cuda_untrusted\\.${kernel}.*${property} \\(CUDA variants\\) [A-Z]")
 endforeach()
 
 cert(out st certify --plugin ${LIBS}/librmsnorm_cuda_faulty_plugin.so plugin.cuda_faulty.null_write ${budget} --out ${OUT})
