@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "rmsnorm/plugins.h"
 #include "rmsnorm/types.h"
 #include "rmsnorm/validate.h"
 #include "rmsnorm/variant.h"
@@ -572,6 +573,13 @@ class Bench {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Kernels of the plugins `rmsnorm-cert bench --plugin PATH` names (RMSNORM_PLUGINS), so that
+  // --variant 'plugin.*' times them beside the copy like any built-in variant.
+  std::string plugin_error;
+  if (!rmsnorm::register_plugins_from_env(plugin_error)) {
+    std::fprintf(stderr, "rmsnorm-bench: %s\n", plugin_error.c_str());
+    return 3;
+  }
   Options o;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

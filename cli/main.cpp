@@ -10,7 +10,7 @@
 
 #include "command_line.h"
 #include "commands.h"
-#include "harness/plugins.h"
+#include "rmsnorm/plugins.h"
 #include "isolated_step.h"
 
 namespace {
@@ -72,19 +72,19 @@ int take_plugins(std::vector<std::string>& args) {
   }
   args = rest;
   std::string error;
-  if (!harness::register_plugins_from_env(error)) {
+  if (!rmsnorm::register_plugins_from_env(error)) {
     std::fprintf(stderr, "rmsnorm-cert: %s\n", error.c_str());
     return cert::kExitError;
   }
   if (paths.empty()) return cert::kExitOk;
-  if (!harness::register_plugins(paths, error)) {
+  if (!rmsnorm::register_plugins(paths, error)) {
     std::fprintf(stderr, "rmsnorm-cert: %s\n", error.c_str());
     return cert::kExitError;
   }
   std::string joined;
-  if (const char* before = std::getenv(harness::kPluginsEnv)) joined = before;
+  if (const char* before = std::getenv(rmsnorm::kPluginsEnv)) joined = before;
   for (const std::string& p : paths) joined += (joined.empty() ? "" : ":") + p;
-  setenv(harness::kPluginsEnv, joined.c_str(), 1);
+  setenv(rmsnorm::kPluginsEnv, joined.c_str(), 1);
   return cert::kExitOk;
 }
 

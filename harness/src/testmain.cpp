@@ -7,12 +7,12 @@
 #include <string>
 
 #include "harness/catch.h"
-#include "harness/plugins.h"
+#include "rmsnorm/plugins.h"
 #include "rmsnorm/variant.h"
 
 int main(int argc, char** argv) {
   std::string plugin_error;
-  if (!harness::register_plugins_from_env(plugin_error)) {
+  if (!rmsnorm::register_plugins_from_env(plugin_error)) {
     std::fprintf(stderr, "%s\n", plugin_error.c_str());
     return 3;
   }
