@@ -106,9 +106,8 @@ bool materialize(const Case& c, CaseValues& out, std::string& error);
 bool forward_case(const Case& c, oracle::ForwardCase& out, std::string& error);
 bool backward_case(const Case& c, oracle::BackwardCase& out, std::string& error);
 
-// Defined by the value generators (properties/generators.cpp, library rmsnorm_generators):
-// fills `out` from c.generator, c.seed and the regimes; false + reason for an unknown
-// generator or regime.
+// Fills `out` from c.generator, c.seed and the regimes (harness/values.h); false + reason for
+// an unknown generator or regime.
 bool generate_values(const Case& c, CaseValues& out, std::string& error);
 
 // Hex float text of a float ("%a"; "nan", "inf", "-inf"), and its parser (hex or decimal).
