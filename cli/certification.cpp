@@ -247,6 +247,11 @@ bool Certificate::passed() const { return failure_summary().empty(); }
 
 std::vector<std::string> Certificate::failure_summary() const {
   std::vector<std::string> f;
+  // Nothing certified is not a pass: a variant that declined every case checked nothing.
+  bool checked = corpus.passed > 0;
+  for (const PropertyResult& r : suite.results) checked = checked || r.verdict == PropertyVerdict::pass;
+  for (const OpRun& r : generated) checked = checked || r.passed > 0;
+  if (!checked) f.push_back("nothing was checked: every property, corpus case and generated case was declined or not run");
   if (suite.results.empty()) f.push_back("property suite: not run (" + (suite.problems.empty() ? std::string("no tests") : suite.problems.front()) + ")");
   for (const std::string& p : suite.problems) f.push_back("property suite: " + p);
   for (const PropertyResult& r : suite.results)
@@ -299,6 +304,60 @@ void json_profile(JsonWriter& j, const char* key, const oracle::Profile& p) {
 
 }  // namespace
 
+std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
+  std::vector<std::string> out;
+  auto list = [](int count, std::uint32_t set, auto name) {
+    std::string yes, no;
+    for (int i = 0; i < count; ++i) {
+      const std::string n = name(i);
+      if (n.empty()) continue;
+      std::string& into = (set == 0 || ((set >> i) & 1u)) ? yes : no;
+      if (!into.empty()) into += ", ";
+      into += n;
+    }
+    return std::make_pair(yes, no);
+  };
+
+  const auto ops = list(rmsnorm::kOpCount, v.ops, [](int i) { return std::string(rmsnorm::to_string(static_cast<rmsnorm::Op>(i))); });
+  out.push_back("ops claimed: " + ops.first + (ops.second.empty() ? "" : "; not claimed (not certified): " + ops.second));
+  auto declared = [&](const char* what, int count, std::uint32_t set, auto name) {
+    if (set == 0) {
+      out.push_back(std::string(what) + ": not declared (the variant's can_implement decides each case)");
+      return;
+    }
+    const auto l = list(count, set, name);
+    out.push_back(std::string(what) + " claimed: " + l.first + (l.second.empty() ? "" : "; not claimed: " + l.second));
+  };
+  declared("input types", 3, v.dtypes, [](int i) { return std::string(rmsnorm::to_string(static_cast<rmsnorm::DType>(i))); });
+  declared("conventions", 4, v.conventions, [](int i) { return std::string(rmsnorm::to_string(static_cast<rmsnorm::Convention>(i))); });
+  if (v.supports(rmsnorm::Op::forward_quant) || v.supports(rmsnorm::Op::add_forward_quant))
+    declared("FP8 modes", 4, v.quant_modes & ~1u,
+             [](int i) { return i == 0 ? std::string() : std::string(rmsnorm::to_string(static_cast<rmsnorm::Quant>(i))); });
+  std::string range = "D from " + std::to_string(v.min_dim) + " to " + std::to_string(v.max_dim);
+  if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
+    range += " (fp32 rows " + std::to_string(v.min_dim_for(rmsnorm::DType::f32)) + " to " +
+             std::to_string(v.max_dim_for(rmsnorm::DType::f32)) + ")";
+  out.push_back(range + (v.packed_rows ? ", packed rows only" : v.aligned_rows ? ", 16-byte aligned rows" : ", any layout"));
+  // The tolerance is the judge's: the declared shape within its limits, else a sequential sum.
+  auto shape_line = [&](const char* what, bool is_row, std::int64_t n) {
+    rmsnorm::AccumShape s;
+    const rmsnorm::Status st = is_row ? rmsnorm::judged_row_shape(v, n, s) : rmsnorm::judged_dg_shape(v, n, s);
+    const bool declared_shape = is_row ? static_cast<bool>(v.row_shape) : static_cast<bool>(v.dg_shape);
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s at %s = %lld: %s %lld terms per thread, tree depth %d -> eps = ((k+d)/2 + 7)u = %.3g%s",
+                  what, is_row ? "D" : "R", static_cast<long long>(n),
+                  !st.ok() ? "REFUSED, judged as" : declared_shape ? "declared" : "not declared, judged as a sequential sum:",
+                  static_cast<long long>(s.per_thread), s.tree_depth,
+                  ((static_cast<double>(s.per_thread) + s.tree_depth) / 2 + 7) * 0x1p-24, st.ok() ? "" : (" (" + st.reason + ")").c_str());
+    out.push_back(buf);
+  };
+  for (const std::int64_t d : {std::int64_t{1024}, std::int64_t{4096}, std::int64_t{16384}, std::int64_t{65536}})
+    if (v.declares(d, rmsnorm::DType::bf16)) shape_line("row reduction", true, d);
+  if (v.supports(rmsnorm::Op::backward) || v.supports(rmsnorm::Op::add_backward))
+    for (const std::int64_t r : {std::int64_t{1}, std::int64_t{4096}, std::int64_t{65536}}) shape_line("dg column sum", false, r);
+  return out;
+}
+
 std::string certificate_markdown(const Certificate& c) {
   std::ostringstream o;
   const bool ok = c.passed();
@@ -314,6 +373,12 @@ std::string certificate_markdown(const Certificate& c) {
   std::snprintf(seed, sizeof seed, "0x%016llx", static_cast<unsigned long long>(c.seed));
   o << seed << "`, " << c.cases << " generated cases per op, " << c.property_cases << " cases per property |\n";
   o << "| time | " << fmt("%.1f", c.seconds) << " s |\n\n";
+  if (!c.claims.empty()) {
+    o << "## What is claimed, and how it is judged\n\n";
+    for (const std::string& l : c.claims) o << "- " << md_escape(l) << "\n";
+    o << "\nOnly what is claimed is certified. The tolerance follows from the accumulation shape, which the judge "
+         "accepts only within 1 <= k <= n terms per thread and a tree depth d <= 64 (docs/contract.md#accumulation-shape).\n\n";
+  }
 
   o << "## Properties\n\n";
   if (c.suite.results.empty()) o << "**Not run.** ";
@@ -380,6 +445,9 @@ std::string certificate_json(const Certificate& c) {
   j.value("commit", c.commit).value("commit_dirty", c.commit_dirty).value("date", c.date).value("host", c.host);
   j.value("tool_version", c.tool_version).value("seed", std::string(seed)).value("cases_per_op", c.cases);
   j.value("cases_per_property", c.property_cases).value("seconds", c.seconds);
+  j.begin_array("claims");
+  for (const std::string& l : c.claims) j.value(nullptr, l);
+  j.end_array();
   j.begin_object("properties");
   j.begin_array("problems");
   for (const auto& p : c.suite.problems) j.value(nullptr, p);

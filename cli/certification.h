@@ -92,10 +92,14 @@ struct Certificate {
   CorpusRun corpus;
   std::vector<OpRun> generated;
   std::string generated_note;  // why generated cases are missing, if they are
+  std::vector<std::string> claims;  // what the variant claims and how it is judged (claim_lines)
   double seconds = 0;
   bool passed() const;
   std::vector<std::string> failure_summary() const;
 };
+// What `v` claims (ops, types, conventions, FP8 modes, D range, layout) and what is not claimed,
+// and the accumulation shapes the judge takes from it with the ε they give.
+std::vector<std::string> claim_lines(const rmsnorm::Variant& v);
 std::string certificate_markdown(const Certificate& c);
 std::string certificate_json(const Certificate& c);
 

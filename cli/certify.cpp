@@ -146,6 +146,7 @@ int run_certify(const Args& args) {
     c.cases = cases;
     c.property_cases = property_cases;
     c.seed = seed;
+    c.claims = claim_lines(*v);
     if (!no_properties) {
       c.suite = run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
     } else {

@@ -207,3 +207,34 @@ TEST_CASE("layouts print only what differs from dense and parse back", "[case_fi
   CHECK_FALSE(harness::Layout::parse("x_pad=3 bogus=1", back, err));
   CHECK(err.find("bogus") != std::string::npos);
 }
+
+// Decimal values are rounded once, straight from their text to their tensor's type, as a
+// correctly rounded parser would: never text → double → float → type.
+TEST_CASE("decimal values a hair off a rounding boundary are rounded once to their type", "[case_file]") {
+  struct Once { const char* type; const char* text; float want; };
+  const Once cases[] = {
+      // 1 + 2^-8 is the midpoint of bf16's 1 and 1 + 2^-7 (and an fp32 value): the text decides.
+      {"bf16", "1.00390625000001", 1.0078125f},
+      {"bf16", "1.00390624999999", 1.0f},
+      {"bf16", "1.00390625", 1.0f},  // the tie itself: to even
+      {"bf16", "-1.00390625000001", -1.0078125f},
+      // 1 + 2^-24 is fp32's midpoint; ±2^-80 off it, strtod's double is the midpoint itself.
+      {"f32", "1.00000005960464477539062582718061255302767487140869206996285356581211090087890625",
+       1.00000011920928955078125f},
+      {"f32", "1.00000005960464477539062417281938744697232512859130793003714643418788909912109375", 1.0f},
+      // f16: 1 + 2^-11 is the midpoint of 1 and 1 + 2^-10.
+      {"f16", "1.000488281250000001", 1.0009765625f},
+      {"f16", "0x1.002p+0", 1.0f},  // hex is exact: the tie, to even
+  };
+  for (const Once& o : cases) {
+    harness::Case c;
+    std::string err;
+    const std::string text = std::string("op=forward;dim=1;x_type=") + o.type + ";g_type=" + o.type + ";x=" + o.text + ";g=1";
+    INFO(text);
+    REQUIRE(harness::parse_case(text, c, err));
+    CHECK(c.x[0] == o.want);
+    harness::CaseValues v;
+    REQUIRE(harness::materialize(c, v, err));
+    CHECK(v.x[0] == o.want);
+  }
+}

@@ -3,6 +3,8 @@
 // round trip bit for bit.
 #include "harness/case_file.h"
 
+#include <boost/multiprecision/cpp_int.hpp>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -64,6 +66,7 @@ bool parse_values(const std::string& s, std::vector<T>& out, std::string& why) {
       why = "'" + token + "' is not a number";
       return false;
     }
+    v = parse_decimal_once(token, v);
     if (static_cast<std::int64_t>(out.size()) >= kMaxElements) {
       why = "too many values";
       return false;
@@ -240,9 +243,72 @@ bool parse_float(const std::string& s, double& out) {
   return true;
 }
 
+namespace {
+
+// The sign of (decimal text − d), decided exactly: 0 when the text is not a plain decimal
+// ([+-]digits[.digits][e[+-]digits]) or equals d. d is finite and non-zero.
+int decimal_minus(const std::string& text, double d) {
+  using boost::multiprecision::cpp_int;
+  std::size_t i = 0;
+  const bool negative = text[i] == '-';
+  if (text[i] == '+' || text[i] == '-') ++i;
+  cpp_int digits = 0;
+  long long exp10 = 0;
+  bool any = false, point = false;
+  for (; i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'); ++i) {
+    if (text[i] == '.') {
+      if (point) return 0;
+      point = true;
+      continue;
+    }
+    digits = digits * 10 + (text[i] - '0');
+    if (point) --exp10;
+    any = true;
+  }
+  if (!any) return 0;
+  if (i < text.size()) {
+    if (text[i] != 'e' && text[i] != 'E') return 0;
+    char* end = nullptr;
+    const long long e = std::strtoll(text.c_str() + i + 1, &end, 10);
+    if (*end != '\0' || e > 100000 || e < -100000) return 0;
+    exp10 += e;
+  }
+  if ((d < 0) != negative) return 0;
+  // |d| = m·2^e2 with an integer m.
+  int e2 = 0;
+  const double frac = std::frexp(std::fabs(d), &e2);
+  const auto m = static_cast<std::uint64_t>(std::ldexp(frac, 53));
+  e2 -= 53;
+  cpp_int lhs = digits, rhs = m;
+  if (exp10 >= 0) lhs *= boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(exp10));
+  else rhs *= boost::multiprecision::pow(cpp_int(10), static_cast<unsigned>(-exp10));
+  if (e2 >= 0) rhs <<= e2;
+  else lhs <<= -e2;
+  const int sign = lhs > rhs ? 1 : lhs < rhs ? -1 : 0;
+  return negative ? -sign : sign;
+}
+
+}  // namespace
+
+double parse_decimal_once(const std::string& text, double d) {
+  // strtod rounds the text to 53 bits. A later rounding to a narrower type can then go wrong
+  // only when that double is itself one of the narrower type's rounding boundaries (a value
+  // or a midpoint of a format of at most 24 bits has 28 trailing zero bits of its 53). There
+  // the text decides: move d one double ulp towards it, which puts it strictly on the text's
+  // side of the boundary and on no other boundary.
+  if (!std::isfinite(d) || d == 0) return d;
+  int e2 = 0;
+  const auto m = static_cast<std::uint64_t>(std::ldexp(std::frexp(std::fabs(d), &e2), 53));
+  if (m % (std::uint64_t{1} << 28) != 0) return d;
+  const int side = decimal_minus(text, d);
+  return side == 0 ? d : std::nextafter(d, side > 0 ? INFINITY : -INFINITY);
+}
+
 bool parse_case(const std::string& text, Case& out, std::string& error) {
   Case c;
   std::set<std::string> seen;
+  struct List { std::string key; std::vector<double> values; };
+  std::vector<List> lists;
   // A ';'-joined failure line reports entries; a file reports lines.
   const bool single_line = trim(text).find('\n') == std::string::npos && text.find(';') != std::string::npos;
   std::istringstream in(text);
@@ -304,9 +370,10 @@ bool parse_case(const std::string& text, Case& out, std::string& error) {
         if (value.empty()) return fail(key + " is empty");
         (key == "x.regime" ? c.x_regime : key == "o.regime" ? c.o_regime : key == "g.regime" ? c.g_regime : c.dy_regime) = value;
       } else if (key == "x" || key == "o" || key == "g" || key == "dy" || key == "dresidual" || key == "rstd") {
-        std::vector<float>& v = key == "x" ? c.x : key == "o" ? c.o : key == "g" ? c.g : key == "dy" ? c.dy
-                                : key == "dresidual" ? c.dresidual : c.rstd;
+        // Rounded straight to the tensor's type once the types are known (after every key).
+        std::vector<double> v;
         if (!parse_values(value, v, why)) return fail(key + ": " + why);
+        lists.push_back({key, std::move(v)});
       } else if (key == "expect.y" || key == "expect.dx" || key == "expect.dg" || key == "expect.rstd") {
         std::vector<double>& v = key == "expect.y" ? c.expect_y : key == "expect.dx" ? c.expect_dx
                                  : key == "expect.dg" ? c.expect_dg : c.expect_rstd;
@@ -327,6 +394,14 @@ bool parse_case(const std::string& text, Case& out, std::string& error) {
   if (entry_no == 0) {
     error = "the case is empty: no 'key = value' entry (docs/case-format.md)";
     return false;
+  }
+  // Each value rounded once, from the text, to its tensor's type (rstd is fp32).
+  for (List& l : lists) {
+    std::vector<float>& v = l.key == "x" ? c.x : l.key == "o" ? c.o : l.key == "g" ? c.g : l.key == "dy" ? c.dy
+                            : l.key == "dresidual" ? c.dresidual : c.rstd;
+    const DType t = l.key == "g" ? c.g_type : l.key == "rstd" ? DType::f32 : c.x_type;
+    v.resize(l.values.size());
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(rmsnorm::round_to(l.values[i], t));
   }
   const std::string why = check_case(c, seen);
   if (!why.empty()) {

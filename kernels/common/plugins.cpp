@@ -152,9 +152,10 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
   v.max_dim = claims->max_dim;
   v.aligned_rows = k.alignment >= 16;
   v.packed_rows = claims->packed;
-  v.dtypes = k.dtypes;
-  v.conventions = k.conventions;
-  v.quant_modes = k.quant_modes;
+  // 0 claims all, in the table; the variant records the claim in full.
+  v.dtypes = k.dtypes ? k.dtypes : 0x7u;
+  v.conventions = k.conventions ? k.conventions : 0xFu;
+  v.quant_modes = k.quant_modes ? k.quant_modes : 0xEu;
   v.origin = path;
   if (k.ops & kForwardOps) {
     v.can_implement_forward = [claims](const rmsnorm::ForwardArgs& a) { return claims->forward(a); };

@@ -113,5 +113,9 @@ bool generate_values(const Case& c, CaseValues& out, std::string& error);
 // Hex float text of a float ("%a"; "nan", "inf", "-inf"), and its parser (hex or decimal).
 std::string hex_float(double v);
 bool parse_float(const std::string& s, double& out);
+// `d` (parse_float of `text`) adjusted so that rounding it to any type of at most 24 bits gives
+// the rounding of the exact decimal `text` itself: a case's values are rounded once, from their
+// text, to their tensor's type (docs/case-format.md).
+double parse_decimal_once(const std::string& text, double d);
 
 }  // namespace harness

@@ -132,6 +132,15 @@ inline Op op_of(const BackwardArgs& a) {
   return a.dresidual.data != nullptr ? Op::add_backward : Op::backward;
 }
 
+// The shape of a floating-point reduction, for the error model (docs/contract.md#accumulation-shape): each participant
+// adds `per_thread` terms sequentially in fp32, then the partials meet in a tree of depth
+// `tree_depth` (or in a sequential chain: count its length in tree_depth too).
+// The forward bound is eps32 = ((per_thread + tree_depth)/2 + 7)·u.
+struct AccumShape {
+  std::int64_t per_thread = 1;
+  std::int32_t tree_depth = 0;
+};
+
 // Number of per-block scales in one row.
 inline constexpr std::int64_t quant_groups(std::int64_t dim) {
   return (dim + kQuantGroup - 1) / kQuantGroup;

@@ -16,15 +16,6 @@ namespace rmsnorm {
 // Where a variant's buffers live.
 enum class Memory : std::uint8_t { host, device };
 
-// The shape of a floating-point reduction, for the error model (docs/contract.md#accumulation-shape): each participant
-// adds `per_thread` terms sequentially in fp32, then the partials meet in a tree of depth
-// `tree_depth` (or in a sequential chain: count its length in tree_depth too).
-// The forward bound is eps32 = ((per_thread + tree_depth)/2 + 7)·u.
-struct AccumShape {
-  std::int64_t per_thread = 1;
-  std::int32_t tree_depth = 0;
-};
-
 // The bug catalog (docs/mutants.md). A mutant is the production code with one switch flipped: every
 // variant template takes a Mutant parameter and `Mutant::none` is the product. Mutants are
 // registered under the reserved prefix "mutant." and are never chosen by the dispatcher.

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "rmsnorm/types.h"
-#include "rmsnorm/variant.h"
 
 namespace oracle {
 
