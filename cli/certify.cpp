@@ -189,7 +189,13 @@ int run_certify(const Args& args) {
       return kExitError;
     }
   }
-  for (const auto& [name, why] : skipped) std::printf("SKIP %-36s device variant, not certified here: %s\n", name.c_str(), why.c_str());
+  // Without a GPU every device variant is skipped for the same reason: say it once.
+  if (!skipped.empty()) {
+    std::string names;
+    for (const auto& entry : skipped) names += (names.empty() ? "" : ", ") + entry.first;
+    std::printf("SKIP %zu device variant%s, not certified here: %s\n     %s\n", skipped.size(), skipped.size() == 1 ? "" : "s",
+                skipped.front().second.c_str(), names.c_str());
+  }
   for (const std::string& name : not_run) std::printf("NOT RUN %-33s the --deadline (%.0f s) had passed\n", name.c_str(), deadline);
   if (!write_summary({})) {
     std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());

@@ -1,5 +1,6 @@
 // `replay`: every case file given (directories recursively) on every variant its pattern
 // matches; one line per case × variant, the reproduction line under every failure.
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -30,19 +31,21 @@ std::string profile_note(const oracle::Profile& p) {
 }  // namespace
 
 int run_replay(const Args& args) {
-  CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet]",
+  CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet] [--verbose]",
                  "Parses every case file (*.case under directories) and runs it on every registered variant\n"
-                 "matching the case's variant pattern (or --variant). One line per case x variant; a failing\n"
-                 "line is followed by the command that reproduces it. Exit 1 when anything failed, when a\n"
+                 "matching the case's variant pattern (or --variant). One line per case file with its counts\n"
+                 "(--verbose: one per case x variant); every failure gets its own line and the command that\n"
+                 "reproduces it. Exit 1 when anything failed, when a\n"
                  "case's variant pattern matches no registered variant, or when nothing was checked at all;\n"
                  "2 when a case file is malformed. --memory device without a usable GPU exits 77 (skipped).");
   std::vector<std::string> paths;
   std::string variant_override, memory = "any";
-  bool quiet = false;
+  bool quiet = false, verbose = false;
   cl.positionals(&paths, "at least one case file or directory", 1, 100000);
   cl.option("--variant", &variant_override, "PATTERN", "run on these variants instead of each case's own pattern");
   cl.option("--memory", &memory, "WHERE", "only host or only device variants (default any)");
   cl.flag("--quiet", &quiet, "print failures and the summary only");
+  cl.flag("--verbose", &verbose, "one line per case and variant, skips included");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
   if (memory != "any" && memory != "host" && memory != "device")
@@ -74,7 +77,7 @@ int run_replay(const Args& args) {
       continue;
     }
     std::vector<const rmsnorm::Variant*> variants = variants_for(c, variant_override);
-    int ran = 0;
+    int ran = 0, file_passed = 0, file_skipped = 0;
     for (const rmsnorm::Variant* v : variants) {
       if (memory == "host" && v->memory != rmsnorm::Memory::host) continue;
       if (memory == "device" && v->memory != rmsnorm::Memory::device) continue;
@@ -83,12 +86,14 @@ int run_replay(const Args& args) {
       switch (run.verdict) {
         case RunVerdict::pass:
           ++passed;
-          if (!quiet) std::printf("ok      %-48s %-34s %s\n", file.c_str(), v->name.c_str(), profile_note(run.profile).c_str());
+          ++file_passed;
+          if (verbose) std::printf("ok      %-48s %-34s %s\n", file.c_str(), v->name.c_str(), profile_note(run.profile).c_str());
           break;
         case RunVerdict::skipped:
           ++skipped;
+          ++file_skipped;
           ++skip_reasons[run.reason];
-          if (!quiet) std::printf("skip    %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
+          if (verbose) std::printf("skip    %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
           break;
         case RunVerdict::invalid:
           ++invalid;
@@ -106,6 +111,8 @@ int run_replay(const Args& args) {
       std::fflush(stdout);
     }
     const std::string pattern = variant_override.empty() ? c.variant : variant_override;
+    if (!quiet && !verbose && ran > 0)
+      std::printf("%-7s %-48s %d passed, %d skipped\n", file_passed > 0 ? "ok" : "skip", file.c_str(), file_passed, file_skipped);
     if (variants.empty()) {
       // A pattern that names nothing registered is a mistake (a typo, a plugin not loaded).
       ++unmatched;
@@ -119,7 +126,13 @@ int run_replay(const Args& args) {
               files.size(), passed, failed, skipped, invalid, unmatched);
   if (other_memory > 0) std::printf(", %d for %s variants only", other_memory, memory == "host" ? "device" : "host");
   std::printf("\n");
-  for (const auto& [reason, n] : skip_reasons) std::printf("  skipped %d× : %s\n", n, reason.c_str());
+  // The reasons for skips, most frequent first; all of them with --verbose.
+  std::vector<std::pair<int, std::string>> reasons;
+  for (const auto& [reason, n] : skip_reasons) reasons.emplace_back(n, reason);
+  std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  const std::size_t shown = verbose ? reasons.size() : std::min<std::size_t>(reasons.size(), 3);
+  for (std::size_t i = 0; i < shown; ++i) std::printf("  skipped %d× : %s\n", reasons[i].first, reasons[i].second.c_str());
+  if (shown < reasons.size()) std::printf("  ... and %zu other reasons for skips (--verbose lists them)\n", reasons.size() - shown);
   if (invalid > 0) return kExitUsage;
   if (failed > 0) return kExitFailed;
   if (unmatched > 0) {
