@@ -210,6 +210,9 @@ OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std
   const auto t0 = std::chrono::steady_clock::now();
   generators::Domain domain;
   domain.ops = {op};
+  // Every case inside what the variant claims: its D range, layout, types and conventions.
+  domain.aim_at(variant);
+  domain.target_always = true;
   // Host variants run on 1–2 cores next to the oracle: keep cases small enough that N of them
   // take seconds. Device variants keep the generators' own (larger) cap.
   if (variant.memory == rmsnorm::Memory::host) domain.max_elements = std::int64_t{1} << 15;

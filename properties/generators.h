@@ -93,6 +93,18 @@ struct Domain {
     target_f32_max_dim = v.max_dim_for(rmsnorm::DType::f32);
     target_aligned = v.aligned_rows;
     target_packed = v.packed_rows;
+    // Only what it claims (a plugin declares its types, conventions and FP8 modes).
+    auto keep = [](auto& items, std::uint32_t claimed) {
+      if (claimed == 0) return;
+      auto kept = items;
+      kept.clear();
+      for (const auto& i : items)
+        if ((claimed >> static_cast<int>(i)) & 1u) kept.push_back(i);
+      if (!kept.empty()) items = kept;
+    };
+    keep(x_types, v.dtypes);
+    keep(conventions, v.conventions);
+    keep(quants, v.quant_modes);
   }
 };
 

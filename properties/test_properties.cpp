@@ -234,7 +234,15 @@ void run_canonical(Memory where) {
         c.variant = v.name;
         c.rows = 4;
         c.dim = dim;
-        c.x_type = c.g_type = c.y_type = rmsnorm::DType::bf16;
+        // bf16, standard; or the first type and convention the variant claims instead.
+        c.x_type = rmsnorm::DType::bf16;
+        if (v.dtypes && !((v.dtypes >> static_cast<int>(rmsnorm::DType::bf16)) & 1u))
+          for (int t = 0; t < 3; ++t)
+            if ((v.dtypes >> t) & 1u) { c.x_type = static_cast<rmsnorm::DType>(t); break; }
+        c.g_type = c.y_type = c.x_type;
+        if (v.conventions && !(v.conventions & 1u))
+          for (int k = 1; k < 4; ++k)
+            if ((v.conventions >> k) & 1u) { c.convention = static_cast<rmsnorm::Convention>(k); break; }
         if (c.has_quant()) c.quant = rmsnorm::Quant::dynamic_token, c.y_type = rmsnorm::DType::e4m3;
         c.generator = "regimes";
         c.seed = 0x4096;
