@@ -11,7 +11,7 @@
 #include "rmsnorm/formats.h"
 
 #if RMSNORM_CERT_HAVE_PROPERTIES
-#include "checks.h"
+#include "properties/checks.h"
 #endif
 
 namespace cert {

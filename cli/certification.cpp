@@ -16,7 +16,7 @@
 #include "json_writer.h"
 
 #if RMSNORM_CERT_HAVE_GENERATORS
-#include "generators.h"
+#include "properties/generators.h"
 #endif
 
 namespace cert {

@@ -18,7 +18,7 @@
 #include "minimize.h"
 
 #if RMSNORM_CERT_HAVE_GENERATORS
-#include "generators.h"
+#include "properties/generators.h"
 #endif
 
 namespace cert {

@@ -1,4 +1,4 @@
-#include "checks.h"
+#include "properties/checks.h"
 
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-#include "generators.h"
+#include "properties/generators.h"
 
 #include <algorithm>
 #include <cmath>

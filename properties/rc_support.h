@@ -12,7 +12,7 @@
 
 #include <rapidcheck.h>
 
-#include "checks.h"
+#include "properties/checks.h"
 #include "harness/case_file.h"
 
 namespace harness {

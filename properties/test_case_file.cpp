@@ -6,7 +6,7 @@
 
 #include <rapidcheck.h>
 
-#include "generators.h"
+#include "properties/generators.h"
 #include "harness/case_file.h"
 #include "harness/catch.h"
 #include "rc_support.h"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "budget.h"
-#include "generators.h"
+#include "properties/generators.h"
 #include "harness/catch.h"
 #include "harness/probe_args.h"
 #include "rc_support.h"

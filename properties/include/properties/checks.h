@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "generators.h"
+#include "properties/generators.h"
 #include "harness/case_file.h"
 #include "rmsnorm/variant.h"
 
