@@ -67,6 +67,19 @@ void Progress::note(const std::string& text) {
   std::fflush(stderr);
 }
 
+void Progress::phase() { phase_start_ = std::chrono::steady_clock::now(); }
+
+void Progress::step(const std::string& text, std::size_t done, std::size_t total) {
+  const double spent = seconds_since(phase_start_);
+  char tail[96];
+  if (done > 0 && done < total)
+    std::snprintf(tail, sizeof tail, " %zu/%zu, %.0f s, about %.0f s left", done, total, spent,
+                  spent / static_cast<double>(done) * static_cast<double>(total - done));
+  else
+    std::snprintf(tail, sizeof tail, " %zu/%zu, %.0f s", done, total, spent);
+  update(text + tail);
+}
+
 void Progress::done() {
   if (tty_ && last_len_ > 0) std::fprintf(stderr, "\r%s\r", std::string(last_len_, ' ').c_str());
   last_len_ = 0;
@@ -83,6 +96,7 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
   for (const auto& [exe, names] : listing.tests)
     for (const std::string& n : names) tasks.push_back({&exe, &n});
   run.results.resize(tasks.size());
+  progress.phase();
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mu;
@@ -95,8 +109,8 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
       std::lock_guard<std::mutex> lock(mu);
       ++finished;
       const bool bad = r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable;
-      progress.update("property " + std::to_string(finished) + "/" + std::to_string(tasks.size()) + " " + r.id + ": " +
-                      to_string(r.verdict) + " (" + fmt("%.1f", r.seconds) + " s)");
+      progress.step("properties (last: " + r.id + " " + to_string(r.verdict) + ", " + fmt("%.1f", r.seconds) + " s)", finished,
+                    tasks.size());
       if (bad) progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
       if (bad && stop_at_first_failure) stop = true;
       run.results[i] = std::move(r);
@@ -138,6 +152,7 @@ CorpusRun replay_corpus_here(const rmsnorm::Variant& variant, const std::string&
   std::vector<std::string> files;
   if (!collect_case_files({dir}, files, run.error)) return run;
   const std::string as = base_variant_name(variant);
+  progress.phase();
   for (const std::string& file : files) {
     ++run.files;
     harness::Case c;
@@ -152,7 +167,7 @@ CorpusRun replay_corpus_here(const rmsnorm::Variant& variant, const std::string&
       ++run.not_matching;
       continue;
     }
-    progress.update("corpus " + std::to_string(run.files) + "/" + std::to_string(files.size()) + " " + file);
+    progress.step("corpus " + file, static_cast<std::size_t>(run.files), files.size());
     if (before_case) {
       harness::Case exact = c;
       exact.variant = variant.name;
@@ -208,6 +223,7 @@ OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std
 #if RMSNORM_CERT_HAVE_GENERATORS
   const int k = static_cast<int>(op);
   const auto t0 = std::chrono::steady_clock::now();
+  progress.phase();
   generators::Domain domain;
   domain.ops = {op};
   // Every case inside what the variant claims: its D range, layout, types and conventions.
@@ -231,8 +247,8 @@ OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std
       if (r.failures.size() < 5) r.failures.push_back(run.reason + "\n    " + repro_command(c));
     }
     if (i % 8 == 0 || i + 1 == cases_per_op)
-      progress.update(std::string(rmsnorm::to_string(op)) + " case " + std::to_string(i + 1) + "/" +
-                      std::to_string(cases_per_op) + (r.failed ? ", " + std::to_string(r.failed) + " FAILED" : ""));
+      progress.step(std::string(rmsnorm::to_string(op)) + " cases" + (r.failed ? " (" + std::to_string(r.failed) + " FAILED)" : ""),
+                    static_cast<std::size_t>(i + 1), static_cast<std::size_t>(cases_per_op));
   }
   r.seconds = seconds_since(t0);
 #else

@@ -25,11 +25,16 @@ class Progress {
   void update(const std::string& text);  // transient line
   void note(const std::string& text);    // permanent line
   void done();
+  // A counted phase: phase() starts its clock; step() shows "<text> k/n, 12 s, about 30 s left",
+  // the estimate from the phase's pace so far.
+  void phase();
+  void step(const std::string& text, std::size_t done, std::size_t total);
  private:
   std::string prefix_;
   bool tty_;
   std::size_t last_len_ = 0;
   std::chrono::steady_clock::time_point last_log_;
+  std::chrono::steady_clock::time_point phase_start_ = std::chrono::steady_clock::now();
 };
 
 // --- property suite -------------------------------------------------------------------------

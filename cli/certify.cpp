@@ -128,7 +128,8 @@ int run_certify(const Args& args) {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    Progress progress("[" + v->name + "] ");
+    Progress progress("[" + std::to_string(vi + 1) + "/" + std::to_string(matched.size()) + " " + v->name + ", " +
+                      std::to_string(static_cast<long long>(elapsed())) + " s in] ");
     Certificate c;
     c.variant = v->name;
     c.description = v->description;
