@@ -122,47 +122,43 @@ int run_mutants(const Args& args) {
   for (const MutantRow& m : rows)
     for (const auto& r : m.suite.results)
       if (seen.insert(r.id).second) ids.push_back(r.id);
+  // One row per mutant: what killed it (properties, "(crash)" / "(time-out)" marked), the corpus.
+  auto killers = [&](const MutantRow& m) {
+    std::string out;
+    for (const auto& id : ids) {
+      const std::string c = cell(m, id);
+      if (c != "K" && c != "C" && c != "T") continue;
+      out += (out.empty() ? "" : " ") + id + (c == "C" ? "(crash)" : c == "T" ? "(time-out)" : "");
+    }
+    if (m.corpus.failed > 0) out += std::string(out.empty() ? "" : " ") + "corpus";
+    return out.empty() ? std::string("-") : out;
+  };
   int total = 0, killed = 0;
   std::string md = "# Kill matrix\n\nCommit `" + std::string(RMSNORM_CERT_GIT_COMMIT) + "`" + (RMSNORM_CERT_GIT_DIRTY ? " (with local changes)" : "") + ", " + utc_now() +
                    ", budget " + std::to_string(budget) + " cases per property, device: " +
                    (device.available ? device.name : "none (" + device.reason + ")") +
-                   ".\n\nK killed by a failed check, C by a crash, T by a time-out, . survived, - not applicable.\n\n| mutant |";
-  std::string sep = "|---|";
-  for (const auto& id : ids) {
-    md += " " + id + " |";
-    sep += "---|";
-  }
-  md += " corpus | verdict |\n" + sep + "---|---|\n";
-  std::printf("\nkill matrix (K failed check, C crash, T time-out, . survived, - n/a):\n%-46s", "mutant");
-  for (const auto& id : ids) std::printf(" %-4s", id.substr(0, 4).c_str());
-  std::printf(" corpus\n");
+                   ".\n\nOne row per mutant: the checks that killed it (a failed property, a crash, a time-out, "
+                   "the corpus).\n\n| mutant | verdict | killed by |\n|---|---|---|\n";
+  std::printf("\nkill matrix:\n%-60s %-9s %s\n", "mutant", "verdict", "killed by");
+  std::map<std::string, std::vector<std::string>> skipped_by_reason;  // said once per reason
   JsonWriter j;
   j.begin_object().value("commit", RMSNORM_CERT_GIT_COMMIT).value("date", utc_now()).value("budget", budget);
   j.value("device", device.available ? device.name : "").value("device_reason", device.reason);
   j.begin_array("mutants");
   std::string details;
   for (const MutantRow& m : rows) {
-    const std::string short_name = m.variant->name.size() > 45 ? m.variant->name.substr(m.variant->name.size() - 45) : m.variant->name;
     j.begin_object().value("mutant", m.variant->name).value("switch", rmsnorm::to_string(m.variant->mutant));
     j.value("description", rmsnorm::mutant_description(m.variant->mutant));
     if (m.skipped) {
-      std::printf("%-46s skipped: %s\n", short_name.c_str(), m.skip_reason.c_str());
-      md += "| `" + m.variant->name + "` |" + std::string(ids.size(), ' ') + " skipped: " + m.skip_reason + " |\n";
+      skipped_by_reason[m.skip_reason].push_back(m.variant->name);
       j.value("verdict", "skipped").value("reason", m.skip_reason).end_object();
       continue;
     }
     ++total;
     killed += m.killed();
-    std::printf("%-46s", short_name.c_str());
-    md += "| `" + m.variant->name + "` |";
-    for (const auto& id : ids) {
-      const std::string c = cell(m, id);
-      std::printf(" %-4s", c.c_str());
-      md += " " + c + " |";
-    }
-    const std::string corpus_cell = m.corpus.failed > 0 ? "K" : m.corpus.files > 0 ? "." : "-";
-    std::printf(" %s\n", corpus_cell.c_str());
-    md += " " + corpus_cell + " | " + (m.killed() ? "killed" : "**SURVIVED**") + " |\n";
+    const std::string by = killers(m);
+    std::printf("%-60s %-9s %s\n", m.variant->name.c_str(), m.killed() ? "killed" : "SURVIVED", by.c_str());
+    md += "| `" + m.variant->name + "` | " + (m.killed() ? "killed" : "**SURVIVED**") + " | " + by + " |\n";
     j.value("verdict", m.killed() ? "killed" : "survived").value("seconds", m.seconds);
     j.begin_array("properties");
     details += "\n### `" + m.variant->name + "` — " + (m.killed() ? "killed" : "**SURVIVED**") + "\n\n" +
@@ -185,6 +181,12 @@ int run_mutants(const Args& args) {
     if (!m.corpus.failures.empty())
       details += "- corpus: `" + m.corpus.failures.front().file + "`: " + m.corpus.failures.front().reason + "\n  `" +
                  m.corpus.failures.front().repro + "`\n";
+  }
+  for (const auto& [reason, names] : skipped_by_reason) {
+    std::string list;
+    for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+    std::printf("%zu mutant%s not run here: %s\n    %s\n", names.size(), names.size() == 1 ? "" : "s", reason.c_str(), list.c_str());
+    md += "| " + std::to_string(names.size()) + " mutants | not run here | " + reason + ": " + list + " |\n";
   }
   j.end_array().value("killed", killed).value("total", total).end_object();
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count();
