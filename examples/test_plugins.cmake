@@ -30,6 +30,22 @@ endif()
 cert(out st certify --plugin ${LIBS}/librmsnorm_reference_plugin.so plugin.reference.host ${budget} --out ${OUT}/reference)
 expect("plugin.reference.host passes" "${st}" 0 "${out}" "PASS +plugin\\.reference\\.host")
 
+# Isolation: a wrong kernel beside it changes nothing in another variant's certificate.
+function(summary_line out_var)
+  execute_process(COMMAND ${CERT} ${ARGN} OUTPUT_VARIABLE out ERROR_QUIET)
+  string(REGEX MATCH "(PASS|FAIL) +host\\.reference[^\n]*" line "${out}")
+  string(REGEX REPLACE "; [0-9.]+ s$" "" line "${line}")  # the time taken
+  set(${out_var} "${line}" PARENT_SCOPE)
+endfunction()
+summary_line(alone certify host.reference --cases 10 --out ${OUT}/alone)
+summary_line(beside certify --plugin ${example} host.reference --cases 10 --out ${OUT}/beside)
+if(alone STREQUAL "" OR NOT alone STREQUAL beside)
+  message(SEND_ERROR "host.reference's certificate changed with plugin.example.eps_outside loaded:\n  alone:  ${alone}\n  beside: ${beside}")
+  set(ok FALSE)
+else()
+  message(STATUS "ok: host.reference's certificate is the same with a wrong plugin kernel loaded (${alone})")
+endif()
+
 # Each untrusted kernel and the property expected to catch it.
 foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 caches_by_pointer:P20 writes_outside:P15
              reads_outside:P8 writes_inputs:P1 nondeterministic:P11)
