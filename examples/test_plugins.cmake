@@ -52,7 +52,7 @@ foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 caches_b
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 kernel)
   list(GET pair 1 property)
-  cert(out st certify --plugin ${untrusted} plugin.untrusted.${kernel} ${budget} --out ${OUT}/untrusted)
+  cert(out st certify --plugin ${untrusted} plugin.untrusted.${kernel} --cases 10 --out ${OUT}/untrusted)
   expect("plugin.untrusted.${kernel} fails, ${property} among the failures" "${st}" 1 "${out}"
          "FAIL +plugin\\.untrusted\\.${kernel}.*${property} FAIL")
 endforeach()
