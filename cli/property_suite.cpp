@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "build_info.h"
+#include "harness/case_file.h"
 #include "subprocess.h"
 #include "xml_tree.h"
 
@@ -325,8 +326,8 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   } else if (child.signal != 0 || (!complete && !reported)) {
     res.verdict = PropertyVerdict::crashed;
     if (res.message.empty() || child.signal != 0) res.message = child.describe() + (res.message.empty() ? "" : ": " + res.message);
-    // The suite names each case before a plugin kernel runs it (properties/checks.h).
-    const std::string marker = "rmsnorm-cert case: ";
+    // The suite names each case before a plugin kernel runs it.
+    const std::string marker = harness::kCaseMarker;
     const std::size_t at = child.err.rfind(marker);
     if (at != std::string::npos) {
       std::string line = child.err.substr(at + marker.size());

@@ -1194,7 +1194,7 @@ CheckResult check_case(const harness::Case& c, const Variant& v) {
     // A plugin kernel may crash the process: name the case first, for the certificate.
     harness::Case named = c;
     named.variant = v.name;
-    std::fprintf(stderr, "%s%s\n", kCaseMarker, harness::one_line(named).c_str());
+    std::fprintf(stderr, "%s%s\n", harness::kCaseMarker, harness::one_line(named).c_str());
     std::fflush(stderr);
   }
   const std::string& p = c.property;

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -37,21 +38,15 @@ const std::vector<Variant>& registry() {
 Status add_external_variants(std::vector<Variant> variants) {
   if (registry_built())
     return Status::fail(Status::Code::invalid_argument, "external variants must be added before the registry is first used");
-  std::vector<Variant> built_in;
-  register_cuda_variants(built_in);
-  register_host_variants(built_in);
-  auto taken = [&](const std::string& name) {
-    for (const Variant& b : built_in)
-      if (b.name == name) return true;
-    for (const Variant& p : pending_external())
-      if (p.name == name) return true;
-    return false;
-  };
+  // "plugin." is reserved for them, as "mutant." is for mutants: no built-in name can clash.
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    if (taken(variants[i].name)) return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
-    for (std::size_t j = 0; j < i; ++j)
-      if (variants[j].name == variants[i].name)
-        return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
+    if (variants[i].name.compare(0, kExternalPrefix.size(), kExternalPrefix) != 0)
+      return Status::fail(Status::Code::invalid_argument,
+                          "an external variant's name starts with '" + std::string(kExternalPrefix) + "': " + variants[i].name);
+    bool taken = false;
+    for (const Variant& p : pending_external()) taken = taken || p.name == variants[i].name;
+    for (std::size_t j = 0; j < i; ++j) taken = taken || variants[j].name == variants[i].name;
+    if (taken) return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
   }
   for (Variant& v : variants) {
     v.external = true;

@@ -95,6 +95,10 @@ std::string format_case(const Case& c);
 // The same on one line: `key=value;key=value;...` (explicit values comma-separated).
 std::string one_line(const Case& c);
 
+// Written to stderr, before the case's one-line form, when a plugin kernel is about to run a case:
+// when the process dies, the last such line names the case that killed it.
+inline constexpr const char* kCaseMarker = "rmsnorm-cert case: ";
+
 // Dense inputs of a case: explicit values rounded once to their types, or the generator's.
 struct CaseValues {
   std::vector<float> x, o, g, dy, dresidual, rstd;

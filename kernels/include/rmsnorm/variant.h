@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rmsnorm/types.h"
@@ -98,9 +99,10 @@ struct Variant {
 // All variants of this build (host ones always; CUDA ones when compiled in), then the external
 // ones added before the first call, products first.
 const std::vector<Variant>& registry();
-// Adds variants from outside this build (plugins). Only before registry() is first used: the
-// registry never moves once built, so the pointers it hands out stay valid. Fails on a name
-// already taken.
+// Adds variants from outside this build (plugins), each named kExternalPrefix + "...". Only
+// before registry() is first used: the registry never moves once built, so the pointers it hands
+// out stay valid. Fails on another prefix or a name already taken.
+inline constexpr std::string_view kExternalPrefix = "plugin.";
 Status add_external_variants(std::vector<Variant> variants);
 
 // The limits a declared accumulation shape must respect for a reduction of n terms: at least one

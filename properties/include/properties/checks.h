@@ -34,10 +34,6 @@ bool applies(const PropertyInfo& p, const rmsnorm::Variant& v);
 // its property and parameters, so one_line(case) replays exactly this check.
 harness::Case draw_property_case(const PropertyInfo& p, generators::Chooser& ch, const rmsnorm::Variant* v);
 
-// Written to stderr, with the case's one-line form, before a plugin kernel runs a case: when the
-// process dies, the last such line names the case that killed it.
-inline constexpr const char* kCaseMarker = "rmsnorm-cert case: ";
-
 struct CheckResult {
   enum class Kind { pass, fail, rejected, not_applicable };
   Kind kind = Kind::pass;
