@@ -77,7 +77,7 @@ int run_replay(const Args& args) {
       continue;
     }
     std::vector<const rmsnorm::Variant*> variants = variants_for(c, variant_override);
-    int ran = 0, file_passed = 0, file_skipped = 0;
+    int ran = 0, file_passed = 0, file_skipped = 0, file_failed = 0;
     for (const rmsnorm::Variant* v : variants) {
       if (memory == "host" && v->memory != rmsnorm::Memory::host) continue;
       if (memory == "device" && v->memory != rmsnorm::Memory::device) continue;
@@ -101,6 +101,7 @@ int run_replay(const Args& args) {
           break;
         case RunVerdict::fail: {
           ++failed;
+          ++file_failed;
           harness::Case exact = c;
           exact.variant = v->name;
           std::printf("FAIL    %-48s %-34s %s\n        %s\n", file.c_str(), v->name.c_str(), run.reason.c_str(),
@@ -111,7 +112,7 @@ int run_replay(const Args& args) {
       std::fflush(stdout);
     }
     const std::string pattern = variant_override.empty() ? c.variant : variant_override;
-    if (!quiet && !verbose && ran > 0)
+    if (!quiet && !verbose && ran > 0 && file_failed == 0)
       std::printf("%-7s %-48s %d passed, %d skipped\n", file_passed > 0 ? "ok" : "skip", file.c_str(), file_passed, file_skipped);
     if (variants.empty()) {
       // A pattern that names nothing registered is a mistake (a typo, a plugin not loaded).
