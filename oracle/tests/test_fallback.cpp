@@ -329,3 +329,171 @@ TEST_CASE("fast path equals pure multiprecision on adversarial backward rows", "
     require_same(fast.dg, exact.dg);
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Values a hair off a rounding midpoint, whose FP64 evaluation lands on the other side of it by
+// far more than the hair: the backward's correctly rounded dx and dg are the exact value's
+// neighbour, and the FP64 value's neighbour is accepted but not counted as correctly rounded.
+//
+// The mechanism (the oracle's FP64 sums, T for dx and the column sum for dg, run left to right):
+// an exact partial sum s, U its FP64 ulp, then the three terms σ·5U/8, −σ·3U/8, −σ·(U/4 + h).
+// The partial sums s + σ·5U/8, s + σ·5U/8 and s + σ·(3U/4 − h) each round to s + σU, so FP64
+// ends at s + σU while the exact sum is s − σh (h < U/4).
+// ---------------------------------------------------------------------------------------------
+namespace {
+
+int precision(DType t) { return rmsnorm::traits_of(t).mantissa_bits + 1; }
+
+// Near 1 a p-bit grid (bf16 8, f16 11, f32 24) holds 1 (even), 1 + 2^(1−p) (odd), 1 + 2^(2−p)
+// (even); its midpoint m = 1 + c·2^-p (c = 1 or 3) has the neighbours 1 + (c ∓ 1)·2^-p.
+struct Hair {
+  int c;     // m = 1 + c·2^-p
+  int side;  // the exact value is m + side·h; the FP64 value is m − side·U
+};
+// With c = 1 ties-to-even would pick the lower neighbour, with c = 3 the upper one.
+const Hair kHairs[] = {{1, -1}, {1, +1}, {3, -1}, {3, +1}};
+
+double mid_of(const Hair& h, DType t) { return 1 + h.c * std::ldexp(1.0, -precision(t)); }
+// RN of m + side·h, and RN of m − side·U (h and U far below the spacing 2^(1−p)).
+double exact_side(const Hair& h, DType t) { return 1 + (h.c + h.side) * std::ldexp(1.0, -precision(t)); }
+double fp64_side(const Hair& h, DType t) { return 1 + (h.c - h.side) * std::ldexp(1.0, -precision(t)); }
+
+constexpr int kBig = 20;  // the large terms are 2^20
+
+// Two sizes of hair, as h = U·2^-k: k = 4 leaves the hair far above the ~2^-52 relative error of
+// the oracle's double-double tier for dx; k = 24 puts it below, so the exact dyadic search decides.
+// (U/4 + h has at most 23 significant bits: an f32.)
+const int kHairShifts[] = {4, 24};
+
+// dx: one row per hair; D = 8, r = 1, g (f32) = [2^K, 7·2^K, 1, 2^-p, 5U/8, 3U/8, U/4 + h, 1],
+// x = [8, 1, 1, 1, 1, 1, 1, 1], dy = [1, −1, −1, −c, σ, −σ, −σ, 0], σ = side, U = 2^(K−53).
+// Exactly: T = Σ_j dy_j g_j x_j = 8·2^K − 7·2^K − 1 − c·2^-p − σh = 2^K − m − σh, and
+// dx_0 = r·ĝ_0 − r³·x_0·T/D = 2^K − T = m + σh. In FP64 the partial sum after j = 3 is
+// s = 2^K − m exactly, in [2^(K−1), 2^K) so its ulp is U; T rounds to s + σU, and every later
+// step (/8, ·8, ·1, 2^K − ·) is exact: FP64 dx_0 = m − σU.
+BackwardCase dx_hair_case(DType t, int k) {
+  const float U = std::ldexp(1.0f, kBig - 53), h = std::ldexp(U, -k);
+  BackwardCase c;
+  c.rows = 4;
+  c.dim = 8;
+  c.x_type = t;
+  c.g_type = c.dg_type = DType::f32;
+  c.eps = 0;
+  c.g = {std::ldexp(1.0f, kBig), 7 * std::ldexp(1.0f, kBig), 1.0f, std::ldexp(1.0f, -precision(t)),
+         0.625f * U, 0.375f * U, 0.25f * U + h, 1.0f};
+  c.rstd.assign(4, 1.0f);
+  for (const Hair& hr : kHairs) {
+    const float s = static_cast<float>(hr.side);
+    c.x.insert(c.x.end(), {8, 1, 1, 1, 1, 1, 1, 1});
+    c.dy.insert(c.dy.end(), {1, -1, -1, static_cast<float>(-hr.c), s, -s, -s, 0});
+  }
+  return c;
+}
+
+// dg: one column per hair; R = 7, x = 1, g = 0 (every dx is then exactly 0),
+// rstd = [2^K, 1, 2^-p, 5U/8, 3U/8, U/4 + h, 2^K], dy down column j = [1, 1, c, σ, −σ, −σ, −1],
+// σ = −side, U = 2^(K−52). Exactly: dg_j = Σ_rows dy·x·r = 2^K + m − σh − 2^K = m + side·h. In
+// FP64 the partial sum after row 2 is s = 2^K + m exactly, in [2^K, 2^(K+1)) so its ulp is U; it
+// rounds to s + σU, and subtracting 2^K is exact: FP64 dg_j = m − side·U.
+BackwardCase dg_hair_case(DType t, int k) {
+  const float U = std::ldexp(1.0f, kBig - 52), h = std::ldexp(U, -k);
+  BackwardCase c;
+  c.rows = 7;
+  c.dim = 4;
+  c.x_type = c.g_type = c.dg_type = t;
+  c.eps = 0;
+  c.g.assign(4, 0.0f);
+  c.x.assign(28, 1.0f);
+  c.rstd = {std::ldexp(1.0f, kBig), 1.0f, std::ldexp(1.0f, -precision(t)), 0.625f * U, 0.375f * U,
+            0.25f * U + h, std::ldexp(1.0f, kBig)};
+  c.dy.resize(28);
+  for (std::size_t j = 0; j < 4; ++j) {
+    const float s = static_cast<float>(-kHairs[j].side);
+    const float col[7] = {1, 1, static_cast<float>(kHairs[j].c), s, -s, -s, -1};
+    for (std::size_t r = 0; r < 7; ++r) c.dy[r * 4 + j] = col[r];
+  }
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("a backward dx a hair off a midpoint rounds to the exact side, FP64 lands on the other", "[oracle][fallback][backward]") {
+  for (DType t : {DType::bf16, DType::f16, DType::f32})
+    for (int k : kHairShifts) {
+      CAPTURE(rmsnorm::to_string(t), k);
+      const BackwardCase c = dx_hair_case(t, k);
+      REQUIRE(validate(c).empty());
+      const double U = std::ldexp(1.0, kBig - 53);
+      std::int64_t fb = 0;
+      const BackwardResult got = backward_rounded(c, Evaluation::fast, &fb);
+      const BackwardAcceptance acc = backward_acceptance(c, kShape, AccumShape{1, 3}, Evaluation::fast);
+      REQUIRE(acc.error.empty());
+      BackwardResult fp64 = got;  // dx_0 of every row rounded from its FP64 value
+      for (std::size_t row = 0; row < 4; ++row) {
+        const Hair& h = kHairs[row];
+        CAPTURE(row, h.c, h.side);
+        const std::size_t i0 = row * 8;
+        // The FP64 evaluation (r = 1): dx_0 = ĝ_0 − x_0·(T/D).
+        double T = 0;
+        for (std::size_t j = 0; j < 8; ++j) T += static_cast<double>(c.dy[i0 + j]) * c.g[j] * c.x[i0 + j];
+        const double naive = c.dy[i0] * static_cast<double>(c.g[0]) - c.x[i0] * (T / 8);
+        REQUIRE(naive == mid_of(h, t) - h.side * U);
+        REQUIRE(rmsnorm::round_to(naive, t) == fp64_side(h, t));
+        CHECK(rmsnorm::decode(got.dx[i0], t) == exact_side(h, t));
+        CHECK(acc.dx[i0].rounded == got.dx[i0]);
+        CHECK(acc.dx[i0].fallback);
+        // The kernel bound exceeds U: both neighbours are accepted.
+        CHECK(rmsnorm::decode(acc.dx[i0].lo, t) <= std::min(exact_side(h, t), fp64_side(h, t)));
+        CHECK(rmsnorm::decode(acc.dx[i0].hi, t) >= std::max(exact_side(h, t), fp64_side(h, t)));
+        fp64.dx[i0] = rmsnorm::encode(naive, t);
+      }
+      CHECK(fb >= 4);
+      CHECK(backward_rounded(c, Evaluation::exact_only).dx == got.dx);
+      const Verdict v = check_backward(c, got, kShape, AccumShape{1, 3});
+      REQUIRE(v.pass);
+      CHECK(v.profile.correctly_rounded == v.profile.elements);
+      CHECK(v.profile.fallbacks >= 4);
+      const Verdict vn = check_backward(c, fp64, kShape, AccumShape{1, 3});
+      REQUIRE(vn.pass);
+      CHECK(vn.profile.correctly_rounded == v.profile.elements - 4);
+    }
+}
+
+TEST_CASE("a backward dg a hair off a midpoint rounds to the exact side, FP64 lands on the other", "[oracle][fallback][backward]") {
+  for (DType t : {DType::bf16, DType::f16, DType::f32})
+    for (int k : kHairShifts) {
+      CAPTURE(rmsnorm::to_string(t), k);
+      const BackwardCase c = dg_hair_case(t, k);
+      REQUIRE(validate(c).empty());
+      const double U = std::ldexp(1.0, kBig - 52);
+      std::int64_t fb = 0;
+      const BackwardResult got = backward_rounded(c, Evaluation::fast, &fb);
+      const BackwardAcceptance acc = backward_acceptance(c, kShape, AccumShape{1, 3}, Evaluation::fast);
+      REQUIRE(acc.error.empty());
+      REQUIRE(got.dg.size() == 4);
+      BackwardResult fp64 = got;  // every dg rounded from its FP64 value
+      for (std::size_t j = 0; j < 4; ++j) {
+        const Hair& h = kHairs[j];
+        CAPTURE(j, h.c, h.side);
+        double s = 0;  // the FP64 evaluation
+        for (std::size_t r = 0; r < 7; ++r) s += static_cast<double>(c.dy[r * 4 + j]) * c.x[r * 4 + j] * c.rstd[r];
+        REQUIRE(s == mid_of(h, t) - h.side * U);
+        REQUIRE(rmsnorm::round_to(s, t) == fp64_side(h, t));
+        CHECK(rmsnorm::decode(got.dg[j], t) == exact_side(h, t));
+        CHECK(acc.dg[j].rounded == got.dg[j]);
+        CHECK(acc.dg[j].fallback);
+        CHECK(rmsnorm::decode(acc.dg[j].lo, t) <= std::min(exact_side(h, t), fp64_side(h, t)));
+        CHECK(rmsnorm::decode(acc.dg[j].hi, t) >= std::max(exact_side(h, t), fp64_side(h, t)));
+        fp64.dg[j] = rmsnorm::encode(s, t);
+      }
+      CHECK(fb >= 4);
+      CHECK(backward_rounded(c, Evaluation::exact_only).dg == got.dg);
+      const Verdict v = check_backward(c, got, kShape, AccumShape{1, 3});
+      REQUIRE(v.pass);
+      CHECK(v.profile.correctly_rounded == v.profile.elements);
+      CHECK(v.profile.fallbacks >= 4);
+      const Verdict vn = check_backward(c, fp64, kShape, AccumShape{1, 3});
+      REQUIRE(vn.pass);
+      CHECK(vn.profile.correctly_rounded == v.profile.elements - 4);
+    }
+}
