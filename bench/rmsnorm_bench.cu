@@ -44,6 +44,7 @@
 #include "rmsnorm/plugins.h"
 #include "rmsnorm/types.h"
 #include "rmsnorm/validate.h"
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/variant.h"
 #include "event_timing.cuh"
 
@@ -539,7 +540,7 @@ class Bench {
   // pick_backward(args) asks every candidate with the workspace of `args`, and the size a
   // candidate needs is its own (Variant::workspace_bytes), so a caller without a workspace gets
   // nothing. Same order and filter as pick_backward: the contract's validation, then registry
-  // order, products only, device variants implementing `op`, dispatch hints; each candidate is asked with
+  // order, products only, device variants implementing `op`, the dispatch table; each candidate is asked with
   // workspace_bytes(R, D) bytes actually allocated. On refusal: the first candidate's reason.
   template <typename MakeArgs>
   static const rmsnorm::Variant* pick_backward_with_workspace(Op op, std::int64_t R, std::int64_t D, MakeArgs& make_args,
@@ -554,7 +555,7 @@ class Bench {
       const std::size_t wsb = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
       const DeviceBuffer ws(wsb);
       const rmsnorm::BackwardArgs args = make_args(0, &v, ws.p, wsb);
-      if (v.preferred_backward && !v.preferred_backward(args)) continue;
+      if (!rmsnorm::dispatch::prefers(v, rmsnorm::dispatch::query_of(args))) continue;
       const rmsnorm::Status st = v.can_implement_backward(args);
       if (st.ok()) return &v;
       if (refusal.empty()) refusal = v.name + ": " + st.reason;

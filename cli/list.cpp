@@ -1,6 +1,7 @@
 // `list`: what this build registered and what this machine can run; `list --markdown`: the
 // registry as docs/variants.md (the same bytes on every machine for one build).
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "command_line.h"
 #include "commands.h"
 #include "property_suite.h"
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/variant.h"
 
 namespace cert {
@@ -126,6 +128,45 @@ std::string mutant_code(rmsnorm::Mutant m) {  // "M1_padded_divisor" -> "M1"
   return s.substr(0, s.find('_'));
 }
 
+std::string md_bound(const rmsnorm::dispatch::Range& r) {
+  if (r.lo == 0 && r.hi == rmsnorm::dispatch::kNoLimit) return "any";
+  if (r.hi == rmsnorm::dispatch::kNoLimit) return "≥ " + md_dim(r.lo);
+  if (r.lo == 0) return "≤ " + md_dim(r.hi);
+  if (r.lo == r.hi) return md_dim(r.lo);
+  return md_dim(r.lo) + "–" + md_dim(r.hi);
+}
+
+std::string md_rule_ops(std::uint32_t ops) {
+  std::string s;
+  for (int i = 0; i < rmsnorm::kOpCount; ++i)
+    if (ops & (1u << i)) s += (s.empty() ? "" : ", ") + std::string(rmsnorm::to_string(static_cast<rmsnorm::Op>(i)));
+  return s;
+}
+
+void print_dispatch_rules() {
+  using rmsnorm::dispatch::Width;
+  using rmsnorm::dispatch::When;
+  std::printf(
+      "\n## Dispatch rules\n\n"
+      "Where several variants implement the same arguments, these rows (`kernels/common/dispatch_table.cpp`)\n"
+      "decide. A variant without a row is taken wherever it implements the arguments; a variant with\n"
+      "rows is taken where its first matching row says *take*, and passed over where that row says\n"
+      "*pass* or no row matches. *Rows*: the row type (16-bit = bf16 and f16). Every reason is a\n"
+      "measurement on one H200, the variants side by side in one run.\n\n"
+      "| variant | ops | rows | R | D | when | decision | measured reason |\n"
+      "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
+  for (const rmsnorm::dispatch::Rule& r : rmsnorm::dispatch::rules()) {
+    const char* width = r.width == Width::b16 ? "16-bit" : r.width == Width::f32 ? "fp32" : "any";
+    const char* when = r.when == When::weights16    ? "16-bit weights"
+                       : r.when == When::per_block  ? "FP8 per block"
+                       : r.when == When::misaligned ? "rows not all 16-byte aligned"
+                                                    : "-";
+    std::printf("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.variant, md_rule_ops(r.ops).c_str(), width,
+                md_bound(r.rows).c_str(), md_bound(r.dim).c_str(), when, r.take ? "take" : "pass",
+                md_cell(r.reason).c_str());
+  }
+}
+
 void print_markdown() {
   std::printf(
       "# Variants\n\n"
@@ -134,8 +175,8 @@ void print_markdown() {
       "`build/ci/cli/rmsnorm-cert list --markdown > docs/variants.md`; the test `cli.variants_doc` fails\n"
       "while it is stale.\n\n"
       "The rows are in dispatch order: `rmsnorm::pick_forward` / `pick_backward` take the first product\n"
-      "variant of the memory asked for that supports the op, whose dispatch hint (if it has one) prefers\n"
-      "the arguments and whose `can_implement()` accepts them. Any variant can also be run by name.\n"
+      "variant of the memory asked for that supports the op, whose dispatch rules (below) take the\n"
+      "arguments and whose `can_implement()` accepts them. Any variant can also be run by name.\n"
       "*Declared D* is the range the variant is built for (16-bit rows, and fp32 rows where they\n"
       "differ); `can_implement()` decides every case. *Layout*: `aligned` takes 16-byte aligned rows\n"
       "and weights only, `packed` takes packed rows only (every row stride = D), `any` takes any\n"
@@ -174,6 +215,7 @@ void print_markdown() {
     total += count;
   }
   std::printf("\n%d product variants, %d mutants.\n", n, total);
+  print_dispatch_rules();
 }
 
 void print_properties() {

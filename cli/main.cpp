@@ -10,6 +10,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "rmsnorm/mutants.h"
 #include "rmsnorm/plugins.h"
 #include "isolated_step.h"
 
@@ -48,10 +49,15 @@ void print_overview(std::FILE* out) {
                "\nexit status: 0 all good, 1 a check failed, 2 bad arguments or case file, 3 could not run\n");
 }
 
-// Takes every `--plugin PATH` (or `--plugin=PATH`) out of the arguments, loads those libraries
-// before any command touches the registry, and hands them to child processes (the property
-// suite) through RMSNORM_PLUGINS. Plugins already named there by a parent come first.
+// Registers the mutants, then takes every `--plugin PATH` (or `--plugin=PATH`) out of the
+// arguments, loads those libraries before any command touches the registry, and hands them to
+// child processes (the property suite) through RMSNORM_PLUGINS. Plugins already named there by a
+// parent come first.
 int take_plugins(std::vector<std::string>& args) {
+  if (const rmsnorm::Status s = rmsnorm::register_mutants(); !s.ok()) {
+    std::fprintf(stderr, "rmsnorm-cert: %s\n", s.reason.c_str());
+    return cert::kExitError;
+  }
   std::vector<std::string> paths, rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string path;

@@ -1,16 +1,22 @@
-// main() of every test executable: Catch2's session, plus two rules. The plugins named in
-// RMSNORM_PLUGINS are registered first, so a property test run by `rmsnorm-cert certify --plugin`
-// sees the same variants as the tool (a bad plugin: exit 3). When the run selects [gpu] tests and
+// main() of every test executable: Catch2's session, plus two rules. The mutants and the plugins
+// named in RMSNORM_PLUGINS are registered first, so a property test run by `rmsnorm-cert certify
+// --plugin` sees the same variants as the tool (a bad plugin: exit 3). When the run selects [gpu] tests and
 // no device is usable, say why and exit 77 so ctest reports "skipped", never "passed".
 #define CATCH_CONFIG_RUNNER
 #include <cstdio>
 #include <string>
 
 #include "harness/catch.h"
+#include "rmsnorm/mutants.h"
 #include "rmsnorm/plugins.h"
 #include "rmsnorm/variant.h"
 
 int main(int argc, char** argv) {
+  const rmsnorm::Status mutants = rmsnorm::register_mutants();
+  if (!mutants.ok()) {
+    std::fprintf(stderr, "%s\n", mutants.reason.c_str());
+    return 3;
+  }
   std::string plugin_error;
   if (!rmsnorm::register_plugins_from_env(plugin_error)) {
     std::fprintf(stderr, "%s\n", plugin_error.c_str());

@@ -4,13 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/validate.h"
 #include "rmsnorm/variant.h"
 
 namespace rmsnorm {
 
 namespace {
-std::vector<Variant>& pending_external() {
+std::vector<Variant>& pending() {  // plugins and mutants, until the registry is built
   static std::vector<Variant> v;
   return v;
 }
@@ -25,8 +26,8 @@ const std::vector<Variant>& registry() {
     std::vector<Variant> v;
     register_cuda_variants(v);  // device variants first: registration order is preference
     register_host_variants(v);
-    for (Variant& e : pending_external()) v.push_back(std::move(e));
-    pending_external().clear();
+    for (Variant& e : pending()) v.push_back(std::move(e));
+    pending().clear();
     registry_built() = true;
     // Products before mutants, each group in registration order.
     std::stable_partition(v.begin(), v.end(), [](const Variant& x) { return !x.is_mutant(); });
@@ -35,25 +36,36 @@ const std::vector<Variant>& registry() {
   return all;
 }
 
-Status add_external_variants(std::vector<Variant> variants) {
+namespace {
+// Variants added from outside the built-in families, each under its reserved prefix: no built-in
+// name can clash.
+Status add_pending(std::vector<Variant> variants, std::string_view prefix, bool mutants) {
   if (registry_built())
-    return Status::fail(Status::Code::invalid_argument, "external variants must be added before the registry is first used");
-  // "plugin." is reserved for them, as "mutant." is for mutants: no built-in name can clash.
+    return Status::fail(Status::Code::invalid_argument, "variants must be added before the registry is first used");
   for (std::size_t i = 0; i < variants.size(); ++i) {
-    if (variants[i].name.compare(0, kExternalPrefix.size(), kExternalPrefix) != 0)
+    if (variants[i].name.compare(0, prefix.size(), prefix) != 0)
       return Status::fail(Status::Code::invalid_argument,
-                          "an external variant's name starts with '" + std::string(kExternalPrefix) + "': " + variants[i].name);
+                          "the variant's name must start with '" + std::string(prefix) + "': " + variants[i].name);
+    if (variants[i].is_mutant() != mutants)
+      return Status::fail(Status::Code::invalid_argument,
+                          std::string(mutants ? "not a mutant: " : "a mutant cannot be added as external: ") + variants[i].name);
     bool taken = false;
-    for (const Variant& p : pending_external()) taken = taken || p.name == variants[i].name;
+    for (const Variant& p : pending()) taken = taken || p.name == variants[i].name;
     for (std::size_t j = 0; j < i; ++j) taken = taken || variants[j].name == variants[i].name;
     if (taken) return Status::fail(Status::Code::invalid_argument, "duplicate variant name " + variants[i].name);
   }
   for (Variant& v : variants) {
-    v.external = true;
-    pending_external().push_back(std::move(v));
+    v.external = !mutants;
+    pending().push_back(std::move(v));
   }
   return Status::success();
 }
+}  // namespace
+
+Status add_external_variants(std::vector<Variant> variants) {
+  return add_pending(std::move(variants), kExternalPrefix, false);
+}
+Status add_mutant_variants(std::vector<Variant> variants) { return add_pending(std::move(variants), kMutantPrefix, true); }
 
 namespace {
 Status judged_shape(const std::function<AccumShape(std::int64_t)>& declared, std::int64_t n, const char* what,
@@ -132,9 +144,10 @@ std::vector<const Variant*> match_variants(const std::string& pattern) {
 
 const Variant* pick_forward(const ForwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
+  const dispatch::Query q = dispatch::query_of(a);
   for (const Variant& v : registry()) {
     if (v.is_mutant() || v.external || v.memory != where || !v.supports(op_of(a))) continue;
-    if (v.preferred_forward && !v.preferred_forward(a)) continue;
+    if (!dispatch::prefers(v, q)) continue;
     if (v.can_implement_forward && v.can_implement_forward(a).ok()) return &v;
   }
   return nullptr;
@@ -142,9 +155,10 @@ const Variant* pick_forward(const ForwardArgs& a, Memory where) {
 
 const Variant* pick_backward(const BackwardArgs& a, Memory where) {
   if (!validate(a).ok()) return nullptr;
+  const dispatch::Query q = dispatch::query_of(a);
   for (const Variant& v : registry()) {
     if (v.is_mutant() || v.external || v.memory != where || !v.supports(op_of(a))) continue;
-    if (v.preferred_backward && !v.preferred_backward(a)) continue;
+    if (!dispatch::prefers(v, q)) continue;
     if (v.can_implement_backward && v.can_implement_backward(a).ok()) return &v;
   }
   return nullptr;

@@ -1,20 +1,15 @@
 // The CUDA backward family (docs/contract.md#semantics, the backward): products. Kernels in
-// backward_kernels.cuh, host side in backward_launch.cuh, the mutants of the first product in
-// backward_mutants.cu.
+// backward_kernels.cuh, host side in backward_launch.cuh; the mutants of bwd.persistent_rows.vec8 are
+// in the verification tools' library (kernels/mutants). Where several implement the arguments,
+// the dispatch table (kernels/common/dispatch_table.cpp) decides.
 //
 //   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
-//                             512 < D ≤ 8192 (fp32 ≤ 4096); the dispatcher takes it for 16-bit
-//                             rows from R = kStreamsMinRows (streams_preferred: fewer rows, and
-//                             fp32 rows, measured faster on bwd.staged_rows). Two kernels
-//                             with the same arithmetic: backward_streams_lean_kernel for 16-bit
+//                             512 < D ≤ 8192 (fp32 ≤ 4096). Two kernels with the same arithmetic: backward_streams_lean_kernel for 16-bit
 //                             rows except the plain backward of > 8192 rows wider than 1024
 //                             (streams_lean_preferred), backward_staged_kernel otherwise.
 //   bwd.staged_cluster.vec8   aligned rows of 512 < D ≤ 65536: bwd.cluster_rows' slices, each
 //                             CTA's next rows staged in its shared memory by cp.async
-//                             (backward_staged_cluster_kernel, backward_cluster.cuh); the
-//                             dispatcher takes it for few rows of the wider half of what one
-//                             block holds (R ≤ 32; 16-bit 8192 < D ≤ 16384, fp32 4096 < D ≤
-//                             8192) and for 16-bit rows past 16384 (staged_cluster_preferred).
+//                             (backward_staged_cluster_kernel, backward_cluster.cuh).
 //   bwd.staged_rows.vec8      P = 2·SMs programs, aligned rows of 512 < D ≤ 16384 (fp32 ≤ 8192):
 //                             the next rows copied into shared-memory stages by cp.async while
 //                             the current one is reduced and written (backward_staged.cuh).
@@ -26,8 +21,7 @@
 //   bwd.packed_rows.vec8      packed rows (stride = D) of any alignment, D ≤ 8192 (fp32 ≤ 4096):
 //                             a tile of consecutive rows copied as one span of 16-byte cp.async
 //                             vectors into shared memory, dx back the same way
-//                             (backward_packed.cuh); the dispatcher takes it for misaligned
-//                             packed rows where it measured faster (packed_preferred).
+//                             (backward_packed.cuh).
 //   bwd.persistent_rows.vec8  P = 2·SMs persistent programs; a row stays in registers between its
 //                             reduction and its dx pass (D ≤ 8192, 16-bit rows to 16384; a warp
 //                             per row up to D = 512), larger D falls back to the re-reading kernel. 16-byte accesses
@@ -43,9 +37,6 @@
 
 namespace rmsnorm::cuda {
 namespace bwd {
-
-// Registers the product variants; the mutants live in backward_mutants.cu.
-void register_backward_mutants(std::vector<Variant>& out);
 
 namespace {
 
@@ -101,12 +92,10 @@ void register_backward_variants(std::vector<Variant>& out) {
       "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 1024",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
-  out.back().preferred_backward = streams_preferred;
   add("bwd.staged_cluster.vec8",
       "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 32 at 8192 < D <= 16384 (fp32: 4096 < D <= 8192), and for 16-bit rows past 16384 (R >= 4, or the fused add)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
-  out.back().preferred_backward = staged_cluster_preferred;
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
       staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, staged_dg_shape,
@@ -120,14 +109,12 @@ void register_backward_variants(std::vector<Variant>& out) {
       packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
       kPackedMaxDim16, false, 1, kPackedMaxDim32);
   out.back().packed_rows = true;
-  out.back().preferred_backward = packed_preferred;
   add("bwd.persistent_rows.vec8",
       "persistent programs, row in registers (D<=8192, 16-bit to 16384; warp per row to 512), two-stage dg",
       product_can, run_checked<product_can, persistent_launch>, persistent_row_shape, persistent_dg_shape, 1, kMaxDim,
       false);
   add("bwd.reread_rows.vec8", "one block per row, x and dy read twice, any D, two-stage dg", product_can,
       run_checked<product_can, reread_launch>, reread_row_shape, single_stream_dg_shape, 1, kMaxDim, false);
-  register_backward_mutants(out);
 }
 
 }  // namespace rmsnorm::cuda

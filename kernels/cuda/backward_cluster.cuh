@@ -665,24 +665,6 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint, from by-name benches against bwd.staged_rows and bwd.cluster_rows (H200):
-// - Few rows that one block would hold (16-bit D <= 16384, fp32 <= 8192): only the wider half of
-//   them (16-bit D > 8192, fp32 > 4096), up to R = 32 (at 16-bit D = 12288-16384 the cluster
-//   measures 1.06-1.47x bwd.staged_rows at R = 1-32; from R = 128 bwd.staged_rows leads).
-// - 16-bit rows past 16384 (past what one block holds), the skewed form with its stages capped
-//   (staged_cluster_config): the plain backward from R = 2, the fused add at every R (measured
-//   1.15-1.22x bwd.cluster_rows from 4096 rows; at R = 1 bwd.cluster_rows leads the plain
-//   backward).
-// - fp32 rows past 8192 run faster on bwd.cluster_rows, which stays the default there.
-inline constexpr std::int64_t kStagedClusterHintMaxRows = 32;
-inline constexpr std::int64_t kStagedClusterWideMinRows = 2;
-inline bool staged_cluster_preferred(const BackwardArgs& a) {
-  const bool b16 = size_of(a.x.type) == 2;
-  const std::int64_t block_max = b16 ? kClusterMinDim16 - 1 : kClusterMinDim32 - 1;
-  if (a.dim > block_max / 2 && a.dim <= block_max) return a.rows <= kStagedClusterHintMaxRows;
-  return b16 && a.dim > block_max && (a.rows >= kStagedClusterWideMinRows || a.dresidual.data != nullptr);
-}
-
 inline Status staged_cluster_launch(const BackwardArgs& a) {
   const bool residual = a.dresidual.data != nullptr;
   const std::int64_t q = staged_cluster_count(a.x.type, a.dim, residual, a.rows);

@@ -52,14 +52,6 @@ namespace rmsnorm::cuda::bwd {
 inline constexpr std::int64_t kPackedMaxDim16 = kPackedMaxDim;
 inline constexpr std::int64_t kPackedMaxDim32 =
     4096;  // wider fp32 rows: no instance (13 columns of fp32 weights and sums spill)
-// The dispatch hint (packed_preferred, below): where it measured faster than bwd.persistent_rows.
-inline constexpr std::int64_t kPackedPreferredMinDim = 513;
-inline constexpr std::int64_t kPackedPreferredWideMinDim = 2561;  // between 2049 and 3073 (measured)
-inline constexpr std::int64_t kPackedPreferredMinRows = 2048;
-inline constexpr std::int64_t kPackedPreferredMinRows16 = 512;  // 16-bit rows of D >= 1025
-inline constexpr std::int64_t kPackedPreferredMinDim16 = 1025;
-inline constexpr std::int64_t kPackedPreferredMinRows32 = 512;     // fp32 rows
-inline constexpr std::int64_t kPackedPreferredMinDim32Any = 2049;  // fp32 rows at any R
 
 // The tiles (packed_tiles.cuh) planned for three tensors (x, dy, dres), with a row's rstd.
 inline constexpr int kPackedTensors = 3;
@@ -335,22 +327,6 @@ inline Status packed_can_implement(const BackwardArgs& a) {
   if (a.rows > 0 && !packed_fits(a.dim, size_of(a.x.type), a.dresidual.data != nullptr))
     return Status::fail(Code::unsupported, "fewer than 3 stages of this tile fit shared memory");
   return Status::success();
-}
-
-// The dispatch hint, for packed rows that are not all 16-byte aligned (aligned rows have the
-// vector variants), where it runs faster than bwd.persistent_rows on the H200: from D = 2561 at
-// every R; 16-bit rows of D = 513-2560 from R = 2048, and from R = 512 at D >= 1025; fp32 rows
-// from R = 512, and at any R from D = 2049. Few rows of narrower D stay on bwd.persistent_rows
-// (the one-block-per-SM set-up costs more than the rows), and so does D <= 512 (a warp per row
-// is enough there). Measured: persistent's time / this one 1.02-2.14 at D = 3073 at every R.
-// fp16 rows follow the bf16 rule: the same kernel template, the same sizes.
-inline bool packed_preferred(const BackwardArgs& a) {
-  if (all_aligned(a) || a.dim < kPackedPreferredMinDim) return false;
-  if (a.dim >= kPackedPreferredWideMinDim) return true;
-  if (size_of(a.x.type) == 2)
-    return a.rows >= kPackedPreferredMinRows ||
-           (a.dim >= kPackedPreferredMinDim16 && a.rows >= kPackedPreferredMinRows16);
-  return a.rows >= kPackedPreferredMinRows32 || a.dim >= kPackedPreferredMinDim32Any;
 }
 
 inline Status packed_launch(const BackwardArgs& a) {

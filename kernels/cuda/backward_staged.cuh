@@ -504,16 +504,6 @@ inline Status streams_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
-// The dispatch hint of bwd.staged_streams: 16-bit rows from kStreamsMinRows rows, where the
-// streams lead bwd.staged_rows (measured 1.02-1.11x from 2048 rows on the H200, bf16 and fp16,
-// D = 2048-8192; at 512 rows bwd.staged_rows leads or ties, and with few rows few programs have
-// a row while each carries a 768-thread block's set-up). Below kStreamsMinRows, and for fp32
-// rows (mixed), the dispatcher goes on to bwd.staged_rows.
-inline constexpr std::int64_t kStreamsMinRows = 1024;
-inline bool streams_preferred(const BackwardArgs& a) {
-  return size_of(a.x.type) == 2 && a.rows >= kStreamsMinRows;
-}
-
 inline Status staged_can_implement(const BackwardArgs& a) {
   using Code = Status::Code;
   Status s = can_implement(a, /*mutant=*/false);

@@ -695,91 +695,10 @@ Status run_large_d(const ForwardArgs& a) {
   return launch_large_d<M, kSmemThreads>(a, Path::large_d);
 }
 
-// The dispatch hint of fwd.staged_rows: FP8 outputs of 16-bit rows past 7168 at 512 <= R < 2048.
-// fwd.block_row's 16-bit FP8 forms run three 256-thread blocks per SM (80 registers) and lead
-// elsewhere; staged_rows is ahead at R = 512, D = 8192 (measured 1.02-1.03x on the H200, bf16).
-// fp16 rows follow the bf16 rule.
-inline constexpr std::int64_t kStagedPreferredMinDim = 7169;
-inline constexpr std::int64_t kStagedPreferredMinRows = 512;
-inline constexpr std::int64_t kStagedPreferredMaxRows = 2047;
-inline bool staged_rows_preferred(const ForwardArgs& a) {
-  return a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim >= kStagedPreferredMinDim &&
-         a.rows >= kStagedPreferredMinRows && a.rows <= kStagedPreferredMaxRows;
-}
-
-// The dispatch hint of fwd.block_row: everywhere it implements, except FP8 outputs of 16-bit rows
-// past 8192 (the lean-y kernel: up to 512 threads of 4 chunks, two blocks per SM) below
-// kLeanYMinRows rows, where fwd.large_d_pair or fwd.large_d lead. From 1024 rows the lean-y kernel
-// leads (measured on the H200, bf16, add + FP8 at 8192 x 16384: 0.923 of the copy against the
-// pair's 0.750).
-inline constexpr std::int64_t kLeanYMinRows = 1024;
-inline bool block_row_preferred(const ForwardArgs& a) {
-  const bool lean_y = a.quant != Quant::none && size_of(a.x.type) == 2 && a.dim > kBlockRowHeldYMaxDim;
-  return !lean_y || a.rows >= kLeanYMinRows;
-}
-
-// The dispatch hint of fwd.large_d_pair. The pair gains by overlapping one block's loads with the
-// other's reductions and stores, so it needs rows for two blocks on every SM: from R = 256 (two
-// rows per SM of a 132-SM H200 need 264; with fewer rows each row's block is alone on its SM, and
-// 512 threads take twice the steps of 1024).
-//   FP8 outputs: 16-bit rows to 64 KB, and from R = 512 to 128 KB (80 KB with the fused add);
-//   fp32 rows to 64 KB, but for the fused add + FP8 of rows over 32 KB from R = 4096, which runs
-//   faster on fwd.large_d. FP8 rows of D <= 8192 go to fwd.block_row before it.
-//   The fused add without FP8: 16-bit rows past fwd.block_row's 16384 to D = 32768, from R = 512
-//   (measured 1.04-1.11x fwd.large_d at D = 20000 on the H200).
-//   The plain forward: 16-bit rows to D = 49152 at 256 <= R <= 512.
-inline constexpr std::int64_t kLargeDPairPlainMaxRows = 512;
-inline constexpr std::int64_t kLargeDPairPlainMaxDim16 = 49152;
-inline constexpr std::int64_t kLargeDPairMaxRowBytes = 64 * 1024;
-inline constexpr std::int64_t kLargeDPairMinRows = 256;
-inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytesManyRows = 32 * 1024;  // fp32 rows
-inline constexpr std::int64_t kLargeDPairAddQuantManyRows = 4096;
-inline constexpr std::int64_t kLargeDPairQuantMaxRowBytes16 = 128 * 1024;
-inline constexpr std::int64_t kLargeDPairAddQuantMaxRowBytes16 = 80 * 1024;
-inline constexpr std::int64_t kLargeDPairWideQuantMinRows = 512;  // 16-bit FP8 rows past 64 KB
-inline constexpr std::int64_t kLargeDPairAddMinRows = 512;
-inline constexpr std::int64_t kLargeDPairAddMaxDim16 = 32768;
-inline bool large_d_pair_preferred(const ForwardArgs& a) {
-  const std::int64_t row_bytes = a.dim * static_cast<std::int64_t>(size_of(a.x.type));
-  const bool add = a.o.data != nullptr;
-  if (a.quant != Quant::none) {
-    if (a.rows < kLargeDPairMinRows) return false;
-    if (size_of(a.x.type) == 2) {
-      if (row_bytes <= kLargeDPairMaxRowBytes) return true;
-      return a.rows >= kLargeDPairWideQuantMinRows &&
-             row_bytes <= (add ? kLargeDPairAddQuantMaxRowBytes16 : kLargeDPairQuantMaxRowBytes16);
-    }
-    if (row_bytes > kLargeDPairMaxRowBytes) return false;
-    return !(add && a.rows >= kLargeDPairAddQuantManyRows && row_bytes > kLargeDPairAddQuantMaxRowBytesManyRows);
-  }
-  if (!add)
-    return size_of(a.x.type) == 2 && a.rows >= kLargeDPairMinRows && a.rows <= kLargeDPairPlainMaxRows &&
-           a.dim <= kLargeDPairPlainMaxDim16;
-  return size_of(a.x.type) == 2 && a.rows >= kLargeDPairAddMinRows && a.dim <= kLargeDPairAddMaxDim16;
-}
-
 template <Mutant M>
 Status run_large_d_pair(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.large_d_pair carries no mutants");
   return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
-}
-
-// The dispatch hint of fwd.bulk_ring, 16-bit rows of 40960 < D (six pieces or more) without FP8
-// outputs: the fused add to D = 65536 from R = 512, and the plain forward with 16-bit weights
-// (staged in shared memory; no weights count as 16-bit) to D = 57344 from R = 4096. Measured on
-// the H200 (bf16, beside fwd.large_d and fwd.large_d_pair): the fused add at D = 65536 runs
-// 1.03-1.11x the better of the two; FP8 forms lose or tie everywhere. The plain forward at 65536
-// stays on fwd.large_d: beside the staged weights the ring holds 6 slots for 8 pieces, so each
-// row waits for its last two pieces.
-inline constexpr std::int64_t kBulkRingMinDim16 = 40961;
-inline constexpr std::int64_t kBulkRingAddMaxDim16 = 65536;
-inline constexpr std::int64_t kBulkRingPlainMaxDim16 = 57344;
-inline constexpr std::int64_t kBulkRingAddMinRows = 512;
-inline constexpr std::int64_t kBulkRingPlainMinRows = 4096;
-inline bool bulk_ring_preferred(const ForwardArgs& a) {
-  if (a.quant != Quant::none || size_of(a.x.type) != 2 || a.dim < kBulkRingMinDim16) return false;
-  if (a.o.data != nullptr) return a.dim <= kBulkRingAddMaxDim16 && a.rows >= kBulkRingAddMinRows;
-  return size_of(effective_g_type(a)) == 2 && a.dim <= kBulkRingPlainMaxDim16 && a.rows >= kBulkRingPlainMinRows;
 }
 
 // fwd.bulk_ring's launcher, defined beside its kernel in forward_bulk_ring.cu (its only
@@ -795,14 +714,6 @@ Status run_element_row(const ForwardArgs& a) {
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     fwd_element_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), element_threads(a.dim), 0, s>>>(p);
   });
-}
-
-// The dispatch hint of fwd.realigned_row: 16-bit rows from R = 8192; the rest goes on to
-// fwd.element_row (on the H200 16-bit rows at R = 8192 and 32768 take 0.81-0.96x fwd.element_row's
-// time for the plain and fused-add forward; few rows and fp32 rows mostly take longer).
-inline constexpr std::int64_t kRealignedMinRows = 8192;
-inline bool realigned_preferred(const ForwardArgs& a) {
-  return size_of(a.x.type) == 2 && a.rows >= kRealignedMinRows;
 }
 
 // fwd.realigned_row: fwd.element_row's kernel with the row moved through shared memory in
@@ -840,7 +751,7 @@ Status run_realigned_row(const ForwardArgs& a) {
 // fwd.packed_rows (forward_packed.cuh): one program per SM, two where the tile plan holds as many
 // threads that way (D <= 2560; at most the tiles), the stages capped at a program's tiles.
 // Dispatched for the fused add, the fused add + FP8, the FP8 forward per block and the plain
-// forward of packed rows where it measured faster: packed_fwd_preferred, below.
+// forward of packed rows where it measured faster: its rows in the dispatch table.
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
   static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");
@@ -878,58 +789,12 @@ Status run_packed_rows(const ForwardArgs& a) {
     }
   });
 }
-// The dispatch hint of fwd.packed_rows, from its speed against the better of fwd.realigned_row and
-// fwd.element_row (and fwd.shifted_row for the plain forward) on the H200:
-//   fused add: 16-bit rows from R = 4096, and from R = 512 at D >= 4097; fp32 rows from R = 4096
-//   at D >= 4097 (measured 1.24-1.61x the better of the two for bf16 rows from R = 4096);
-//   plain forward: 16-bit rows from R = 512 where fwd.shifted_row is not preferred; fp32 rows
-//   from R = 8192 to D = 4097 (fwd.element_row leads at R = 512-1024 for most D);
-//   fused add + FP8 (per token, static or per block): 16-bit rows from R = 4096, and from
-//   R = 1024 at D >= 1025; fp32 rows from R = 1024 at D >= 4097;
-//   FP8 forward: 16-bit rows per block of 128 from R = 4096 (per token it is behind).
-// fp16 rows follow the bf16 rule: the same kernel template, the same sizes. A static scale takes
-// the per-token rules: its kernel is the per-token one less the amax and its barrier.
-inline constexpr std::int64_t kPackedFwdMinRows = 4096;
-inline constexpr std::int64_t kPackedFwdWideMinRows16 = 512;  // 16-bit fused add from D = 4097
-inline constexpr std::int64_t kPackedFwdWideMinDim16 = 4097;
-inline constexpr std::int64_t kPackedFwdMinDim32 = 4097;
-inline constexpr std::int64_t kPackedFwdPlainMinRows = 8192;
-inline constexpr std::int64_t kPackedFwdPlainMaxDim32 = 4097;
-inline constexpr std::int64_t kPackedFwdPlainMinRows16 = 512;
-inline constexpr std::int64_t kPackedFwdQuantMidRows = 1024;
-inline constexpr std::int64_t kPackedFwdQuantMidMinDim16 = 1025;
-inline bool packed_fwd_preferred(const ForwardArgs& a) {
-  const bool wide16 = size_of(a.x.type) == 2;
-  if (a.quant != Quant::none) {
-    if (a.o.data != nullptr) {
-      if (!wide16) return a.rows >= kPackedFwdQuantMidRows && a.dim >= kPackedFwdMinDim32;
-      return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdQuantMidRows && a.dim >= kPackedFwdQuantMidMinDim16);
-    }
-    return wide16 && a.quant == Quant::per_block && a.rows >= kPackedFwdMinRows;
-  }
-  if (a.o.data == nullptr)
-    return wide16 ? a.rows >= kPackedFwdPlainMinRows16 : a.rows >= kPackedFwdPlainMinRows && a.dim <= kPackedFwdPlainMaxDim32;
-  if (wide16) return a.rows >= kPackedFwdMinRows || (a.rows >= kPackedFwdWideMinRows16 && a.dim >= kPackedFwdWideMinDim16);
-  return a.rows >= kPackedFwdMinRows && a.dim >= kPackedFwdMinDim32;
-}
 
-// The dispatch hint of fwd.shifted_row: the plain forward of 16-bit rows, D = 1025-4097 from
-// R = 4096 and wider rows from R = 16384, where it leads fwd.packed_rows (measured 1.02-1.19x at
-// D = 1025-4097 from R = 4096 on the H200). fp32 rows and the fused add are mostly behind: not taken.
-// Why not faster: a warp's rows follow one another (load, sum, store), so its loads wait idle
-// through the row's work; the column-chunk order (the shuffles and the switch over the lead, which
-// make a row's bits independent of its position) costs 12-15 % at 32768 x 1025, and a second
+// fwd.shifted_row's limits: a warp's rows follow one another (load, sum, store), so its loads wait
+// idle through the row's work; the column-chunk order (the shuffles and the switch over the lead,
+// which make a row's bits independent of its position) costs 12-15 % at 32768 x 1025, and a second
 // register set for the next row's loads costs more than it gains (128 registers a thread halve the
 // warps an SM holds).
-inline constexpr std::int64_t kShiftedMinRows = 4096;
-inline constexpr std::int64_t kShiftedMinDim = 1025;
-inline constexpr std::int64_t kShiftedNarrowMaxDim = 4097;
-inline constexpr std::int64_t kShiftedWideMinRows = 16384;
-inline bool shifted_preferred(const ForwardArgs& a) {
-  if (a.quant != Quant::none || a.o.data != nullptr || size_of(a.x.type) != 2 || a.dim < kShiftedMinDim) return false;
-  return a.rows >= (a.dim <= kShiftedNarrowMaxDim ? kShiftedMinRows : kShiftedWideMinRows);
-}
-
 // fwd.shifted_row (forward_shifted.cuh): a persistent grid of shifted_config(D) blocks, a whole
 // number of residue classes of the rows' lead period; the weights at a block's lead as dynamic
 // shared memory.
@@ -997,26 +862,6 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
   }
   if (dev >= 0 && dev < 64) cached[dev][slot] = n;
   return n;
-}
-
-// The dispatch hint of fwd.cluster_row: few rows, where each row's block would be alone on its SM
-// and the cluster spreads one row over 8 SMs (measured 1.27-2.41x the better of fwd.large_d and
-// fwd.large_d_pair at R = 1-16 on the H200). The plain forward and the fused add of 16-bit rows
-// past fwd.block_row's 16384 to R = 64 (the fused add past D = 32768 below R = 64 only), the FP8
-// forms of 16-bit rows from D = 16384 to R = 16. With more rows it runs behind: two rows' phases
-// per SM overlap in fwd.large_d_pair and fwd.large_d's next-row prefetch keeps DRAM busy, while
-// the cluster's two CTAs per SM wait at a cluster barrier per row.
-inline constexpr std::int64_t kClusterRowMaxRows = 64;
-inline constexpr std::int64_t kClusterRowMinDim = 16385;
-inline constexpr std::int64_t kClusterRowAddMaxDimAtMaxRows = 32768;
-inline constexpr std::int64_t kClusterRowQuantMaxRows = 16;
-inline constexpr std::int64_t kClusterRowQuantMinDim = 16384;
-inline bool cluster_row_preferred(const ForwardArgs& a) {
-  if (size_of(a.x.type) != 2) return false;
-  if (a.quant != Quant::none) return a.dim >= kClusterRowQuantMinDim && a.rows <= kClusterRowQuantMaxRows;
-  const bool add = a.o.data != nullptr;
-  if (add && a.rows >= kClusterRowMaxRows && a.dim > kClusterRowAddMaxDimAtMaxRows) return false;
-  return a.dim >= kClusterRowMinDim && a.rows <= kClusterRowMaxRows;
 }
 
 template <Mutant M>

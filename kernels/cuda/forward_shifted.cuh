@@ -16,7 +16,7 @@
 // b takes only rows of residue b mod P: one lead per block, one table.
 // fwd.packed_rows stages tiles in shared memory and stores y element by element: issue-bound at
 // 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu); this kernel runs 0.65-0.66 there (H200;
-// shifted_preferred in forward_launch.cuh says where it is dispatched).
+// the dispatch table says where it is dispatched).
 //
 // Mapping (a function of D only): a row to a group of `lanes` threads (whole warps), chunk c to
 // thread c % lanes as its (c / lanes)-th of ITERS; a block's groups take consecutive rows of its

@@ -1,5 +1,5 @@
-// The default dispatcher's choices among the CUDA forward variants, dispatch hints included
-// (Variant::preferred_forward). No device is needed: the forward capability checks read the
+// The default dispatcher's choices among the CUDA forward variants, and the dispatch table
+// (rmsnorm/dispatch.h) it reads. No device is needed: the forward capability checks read the
 // arguments only, and nothing launches; the arguments point at distinct aligned addresses that
 // no one dereferences. (The backward's checks ask for a device: its choices are tested in
 // test_gpu_backward.)
@@ -10,6 +10,7 @@
 
 #include "harness/catch.h"
 #include "harness/probe_args.h"
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/variant.h"
 
 namespace {
@@ -26,7 +27,7 @@ std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false,
 TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
   const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
   REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
-  REQUIRE(realigned->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(realigned->name.c_str()));
   CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.realigned_row");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
   CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.packed_rows");  // under the fused add: below
@@ -42,7 +43,7 @@ TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd
 TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused add from R = 4096 (16-bit from 512 at D >= 4097), the forward from R = 512 (fp32 from 8192)", "[host]") {
   const rmsnorm::Variant* packed = rmsnorm::find_variant("fwd.packed_rows");
   REQUIRE(packed != nullptr);
-  REQUIRE(packed->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(packed->name.c_str()));
   CHECK(pick(DType::bf16, 4096, 1025, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::f16, 32768, 8191, false, /*add=*/true) == "fwd.packed_rows");
   CHECK(pick(DType::f32, 4096, 4097, false, /*add=*/true) == "fwd.packed_rows");
@@ -69,7 +70,7 @@ TEST_CASE("forward dispatch: packed odd widths go to fwd.packed_rows: the fused 
 TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to fwd.shifted_row: D = 1025-4097 from R = 4096, wider from R = 16384", "[host]") {
   const rmsnorm::Variant* shifted = rmsnorm::find_variant("fwd.shifted_row");
   REQUIRE(shifted != nullptr);
-  REQUIRE(shifted->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(shifted->name.c_str()));
   CHECK(pick(DType::bf16, 4096, 1025) == "fwd.shifted_row");
   CHECK(pick(DType::f16, 32768, 1025) == "fwd.shifted_row");
   CHECK(pick(DType::bf16, 8192, 4097) == "fwd.shifted_row");
@@ -124,10 +125,10 @@ TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and
 TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
   REQUIRE(pair != nullptr);
-  REQUIRE(pair->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(pair->name.c_str()));
   CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.block_row");     // 16-bit FP8 to 16384: lean y
   CHECK(pick(DType::bf16, 1024, 9216, /*fp8=*/true) == "fwd.block_row");
-  CHECK(pick(DType::bf16, 1023, 16384, /*fp8=*/true) == "fwd.large_d_pair"); // ... below kLeanYMinRows
+  CHECK(pick(DType::bf16, 1023, 16384, /*fp8=*/true) == "fwd.large_d_pair"); // ... below fwd.block_row's rows for the lean-y kernel
   CHECK(pick(DType::f16, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
   CHECK(pick(DType::bf16, 8192, 16392, /*fp8=*/true) == "fwd.large_d_pair"); // past 16384
   CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
@@ -168,7 +169,7 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 
 TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <= R < 2048, go to fwd.staged_rows", "[host]") {
   const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
   REQUIRE(staged != nullptr);
-  REQUIRE(staged->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(staged->name.c_str()));
   CHECK(pick(DType::bf16, 512, 8192, /*fp8=*/true) == "fwd.staged_rows");
   CHECK(pick(DType::f16, 2047, 7176, /*fp8=*/true, /*add=*/true) == "fwd.staged_rows");
   CHECK(pick(DType::bf16, 511, 8192, /*fp8=*/true) == "fwd.block_row");     // fewer rows: not measured
@@ -179,15 +180,15 @@ TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <
   CHECK(pick(DType::bf16, 512, 8192) == "fwd.block_row");                    // not FP8
 }
 
-// The backward's dispatch hints themselves (Variant::preferred_backward: pure functions of the
-// arguments), checked without a device. The dispatcher's whole choice also asks each variant's
+// The backward's dispatch rules themselves (pure functions of the arguments), checked without a
+// device. The dispatcher's whole choice also asks each variant's
 // can_implement, some of which query the device (cluster occupancy): test_gpu_backward checks it.
-TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384 from R = 2", "[host]") {
+TEST_CASE("backward dispatch rules: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384 from R = 2", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster.vec8");
   REQUIRE(cluster != nullptr);
-  REQUIRE(cluster->preferred_backward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(cluster->name.c_str()));
   auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool add = false) {
-    return cluster->preferred_backward(harness::probe_backward(x, rows, dim, add));
+    return rmsnorm::dispatch::prefers(*cluster, rmsnorm::dispatch::query_of(harness::probe_backward(x, rows, dim, add)));
   };
   // Rows one block holds (16-bit to 16384, fp32 to 8192), the wider half of them, up to R = 32
   // (bwd.staged_rows leads below and beyond).
@@ -228,12 +229,12 @@ TEST_CASE("backward dispatch hints: bwd.staged_cluster for few rows of the wider
 // fwd.bulk_ring's hint alone (its capability check asks the device for bulk copies; the choice
 // itself is tested in test_gpu_forward): 16-bit rows of 40960 < D without FP8 outputs, the fused
 // add to D = 65536 from R = 512, the plain forward with 16-bit weights to D = 57344 from R = 4096.
-TEST_CASE("forward dispatch hint: fwd.bulk_ring takes 16-bit rows of 40960 < D: the fused add to 65536 from R = 512, the forward to 57344 from R = 4096", "[host]") {
+TEST_CASE("forward dispatch rules: fwd.bulk_ring takes 16-bit rows of 40960 < D: the fused add to 65536 from R = 512, the forward to 57344 from R = 4096", "[host]") {
   const rmsnorm::Variant* ring = rmsnorm::find_variant("fwd.bulk_ring");
   REQUIRE(ring != nullptr);
-  REQUIRE(ring->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(ring->name.c_str()));
   auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
-    return ring->preferred_forward(harness::probe_forward(x, rows, dim, fp8, add));
+    return rmsnorm::dispatch::prefers(*ring, rmsnorm::dispatch::query_of(harness::probe_forward(x, rows, dim, fp8, add)));
   };
   CHECK(prefers(DType::bf16, 512, 65536, false, /*add=*/true));
   CHECK(prefers(DType::f16, 32768, 40961, false, /*add=*/true));
@@ -254,19 +255,19 @@ TEST_CASE("forward dispatch hint: fwd.bulk_ring takes 16-bit rows of 40960 < D: 
   CHECK_FALSE(prefers(DType::f32, 4096, 49152));
   rmsnorm::ForwardArgs fp32_weights = harness::probe_forward(DType::bf16, 4096, 49152, false, false);
   fp32_weights.g_type = DType::f32;
-  CHECK_FALSE(ring->preferred_forward(fp32_weights));
+  CHECK_FALSE(rmsnorm::dispatch::prefers(*ring, rmsnorm::dispatch::query_of(fp32_weights)));
   fp32_weights.convention = rmsnorm::Convention::no_weight;  // no weights: the row's type
-  CHECK(ring->preferred_forward(fp32_weights));
+  CHECK(rmsnorm::dispatch::prefers(*ring, rmsnorm::dispatch::query_of(fp32_weights)));
 }
 
-// fwd.cluster_row's dispatch hint alone (its capability check asks the device for cluster launch:
+// fwd.cluster_row's dispatch rules alone (its capability check asks the device for cluster launch:
 // test_gpu_forward checks the dispatcher's choice), its FP8 branch included.
-TEST_CASE("forward dispatch hint of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
+TEST_CASE("forward dispatch rules of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("fwd.cluster_row");
   REQUIRE(cluster != nullptr);
-  REQUIRE(cluster->preferred_forward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(cluster->name.c_str()));
   auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
-    return cluster->preferred_forward(harness::probe_forward(x, rows, dim, fp8, add));
+    return rmsnorm::dispatch::prefers(*cluster, rmsnorm::dispatch::query_of(harness::probe_forward(x, rows, dim, fp8, add)));
   };
   CHECK(prefers(DType::bf16, 1, 65536));
   CHECK(prefers(DType::f16, 64, 16385));
@@ -319,4 +320,84 @@ TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_r
   rmsnorm::ForwardArgs strided = harness::probe_forward(DType::bf16, 32768, 1025, true, true);
   strided.x.stride = 1027;
   CHECK(std::string(rmsnorm::pick_forward(strided, rmsnorm::Memory::device)->name) != "fwd.packed_rows");
+}
+
+namespace {
+
+// Arguments the rule's row describes: its op, a row type it covers, and the weights / FP8 mode /
+// alignment its condition asks for.
+struct RuleArgs {
+  rmsnorm::ForwardArgs fwd;
+  rmsnorm::BackwardArgs bwd;
+  bool backward = false;
+};
+
+RuleArgs args_for(const rmsnorm::dispatch::Rule& r, rmsnorm::Op op, std::int64_t rows, std::int64_t dim) {
+  using rmsnorm::Op;
+  using rmsnorm::dispatch::When;
+  using rmsnorm::dispatch::Width;
+  const DType x = r.width == Width::f32 ? DType::f32 : DType::bf16;
+  RuleArgs out;
+  out.backward = op == Op::backward || op == Op::add_backward;
+  if (out.backward) {
+    out.bwd = harness::probe_backward(x, rows, dim, op == Op::add_backward);
+    if (r.when == When::misaligned) out.bwd.x.data = static_cast<char*>(out.bwd.x.data) + 2;
+  } else {
+    const bool fp8 = op == Op::forward_quant || op == Op::add_forward_quant;
+    out.fwd = harness::probe_forward(x, rows, dim, fp8, op == Op::add_forward || op == Op::add_forward_quant);
+    if (r.when == When::per_block) out.fwd.quant = rmsnorm::Quant::per_block;
+    if (r.when == When::weights16) out.fwd.g_type = DType::bf16;
+  }
+  return out;
+}
+
+std::vector<std::int64_t> corners(const rmsnorm::dispatch::Range& r, std::int64_t cap) {
+  const std::int64_t hi = std::min(r.hi, cap);
+  std::vector<std::int64_t> v = {std::max<std::int64_t>(r.lo, 1), hi, std::max<std::int64_t>(r.lo, 1) + (hi - std::max<std::int64_t>(r.lo, 1)) / 2};
+  return v;
+}
+
+}  // namespace
+
+// Each row of the table, at the corners of its ranges: the rule is what decides for its variant
+// there (or an earlier row of the same variant does), and the dispatcher never takes a variant
+// where its deciding row says pass. Where a take row decides and the variant implements the
+// arguments, the dispatcher takes it or a variant registered before it.
+TEST_CASE("the dispatcher follows every row of the dispatch table", "[host]") {
+  int checked = 0, taken = 0;
+  for (const rmsnorm::dispatch::Rule& r : rmsnorm::dispatch::rules()) {
+    const rmsnorm::Variant* v = rmsnorm::find_variant(r.variant);
+    INFO("rule of " << r.variant << ": " << r.reason);
+    REQUIRE(v != nullptr);  // every row names a registered product
+    CHECK_FALSE(v->is_mutant());
+    for (int o = 0; o < rmsnorm::kOpCount; ++o) {
+      if (!(r.ops & (1u << o))) continue;
+      const auto op = static_cast<rmsnorm::Op>(o);
+      CHECK(v->supports(op));
+      for (std::int64_t rows : corners(r.rows, std::int64_t{1} << 20))
+        for (std::int64_t dim : corners(r.dim, std::int64_t{1} << 17)) {
+          const RuleArgs a = args_for(r, op, rows, dim);
+          const rmsnorm::dispatch::Query q = a.backward ? rmsnorm::dispatch::query_of(a.bwd) : rmsnorm::dispatch::query_of(a.fwd);
+          INFO(rmsnorm::to_string(op) << " R = " << rows << " D = " << dim);
+          REQUIRE(rmsnorm::dispatch::matches(r, q));
+          const rmsnorm::dispatch::Rule* d = rmsnorm::dispatch::deciding_rule(r.variant, q);
+          REQUIRE(d != nullptr);
+          CHECK(d <= &r);  // this row or an earlier one of the same variant
+          CHECK(rmsnorm::dispatch::prefers(*v, q) == d->take);
+          ++checked;
+          if (a.backward) continue;  // the backward's capability checks ask for a device
+          const rmsnorm::Variant* picked = rmsnorm::pick_forward(a.fwd, rmsnorm::Memory::device);
+          if (!d->take) {
+            CHECK((picked == nullptr || picked->name != r.variant));
+          } else if (v->can_implement_forward(a.fwd).ok()) {
+            REQUIRE(picked != nullptr);
+            CHECK(picked >= &rmsnorm::registry().front());
+            CHECK(picked <= v);
+            ++taken;
+          }
+        }
+    }
+  }
+  CHECK(checked > 200);
+  CHECK(taken > 20);
 }

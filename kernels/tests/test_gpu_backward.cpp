@@ -18,6 +18,7 @@
 #include "harness/run.h"
 #include "oracle/oracle.h"
 #include "rmsnorm/formats.h"
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/variant.h"
 
 #if RMSNORM_HAVE_CUDA
@@ -522,7 +523,7 @@ TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repe
   CHECK(ran == static_cast<int>(std::size(shapes)));
 }
 
-// The dispatch hint of bwd.staged_streams (kernels/cuda/backward_staged.cuh, streams_preferred):
+// The dispatch rules of bwd.staged_streams (kernels/common/dispatch_table.cpp):
 // the dispatcher takes it for 16-bit rows from R = 1024 and passes on to bwd.staged_rows below
 // that and for fp32 rows; by name it still runs them (the tests above). Nothing launches here:
 // the arguments point at distinct aligned addresses that no one dereferences, dg not wanted.
@@ -536,7 +537,7 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 1023, 2048) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_rows.vec8");
   CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows.vec8");
-  // bwd.staged_cluster (backward_cluster.cuh, staged_cluster_preferred): few rows (R <= 32) of
+  // bwd.staged_cluster (its rows in the dispatch table): few rows (R <= 32) of
   // the wider half of what one block holds (16-bit 8192 < D <= 16384, fp32 4096 < D <= 8192).
   CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster.vec8");
   CHECK(pick(DType::f16, 32, 12288) == "bwd.staged_cluster.vec8");
@@ -557,7 +558,7 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
   CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
   // Packed rows that are not 16-byte aligned (odd D): bwd.packed_rows where it measured faster
-  // (backward_packed.cuh, packed_preferred): D > 2560 at any R; 16-bit rows of 513-2560 from
+  // (its rows in the dispatch table): D > 2560 at any R; 16-bit rows of 513-2560 from
   // R = 2048, of D >= 1025 from R = 512; fp32 rows from R = 512, or from D = 2049 at any R.
   CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows.vec8");
   CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows.vec8");
@@ -580,7 +581,7 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");  // a warp per row below 513
   const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
   REQUIRE(streams != nullptr);
-  REQUIRE(streams->preferred_backward != nullptr);
+  REQUIRE(rmsnorm::dispatch::has_rules(streams->name.c_str()));
 }
 
 TEST_CASE("100 repeated runs give bitwise identical dx and dg", "[gpu]") {

@@ -609,7 +609,7 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
   }
 }
 
-// The dispatch hint of fwd.cluster_row (forward_launch.cuh, cluster_row_preferred): the plain
+// The dispatch rules of fwd.cluster_row (the dispatch table): the plain
 // forward and the fused add of 16-bit rows past 16384, R <= 64 (the fused add at R = 64 only to
 // D = 32768); the FP8 forms of 16-bit rows from D = 16384 to R = 16. Its capability check asks the
 // device for cluster launch, so this choice is tested here rather than in test_dispatch.
@@ -638,7 +638,7 @@ TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", 
   CHECK(pick(DType::bf16, 64, 65544) == "fwd.large_d");                        // beyond 65536
 }
 
-// The dispatch hint of fwd.bulk_ring (forward_launch.cuh, bulk_ring_preferred): 16-bit rows of
+// The dispatch rules of fwd.bulk_ring (the dispatch table): 16-bit rows of
 // 40960 < D without FP8 outputs, the fused add to D = 65536 from R = 512, the plain forward with
 // 16-bit weights to D = 57344 from R = 4096. Its capability check asks the device for bulk copies
 // (sm_90), so this runs here; test_dispatch checks the hint alone.

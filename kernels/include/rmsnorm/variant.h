@@ -19,7 +19,8 @@ enum class Memory : std::uint8_t { host, device };
 
 // The bug catalog (docs/mutants.md). A mutant is the production code with one switch flipped: every
 // variant template takes a Mutant parameter and `Mutant::none` is the product. Mutants are
-// registered under the reserved prefix "mutant." and are never chosen by the dispatcher.
+// registered under the reserved prefix "mutant." and are never chosen by the dispatcher. They are
+// compiled into the verification tools' library (rmsnorm/mutants.h), never into librmsnorm.
 enum class Mutant : std::uint8_t {
   none = 0,
   M1_padded_divisor,        // mean divides by the padded width
@@ -61,12 +62,6 @@ struct Variant {
   std::function<Status(const BackwardArgs&)> can_implement_backward;
   std::function<Status(const BackwardArgs&)> run_backward;
   std::function<std::size_t(std::int64_t rows, std::int64_t dim)> workspace_bytes;
-  // Dispatch hint (optional): where it answers false the default dispatcher passes over this
-  // variant for the next one that can implement the arguments, because a later one is measured
-  // faster there (a row count, a type). It never narrows what the variant can do: by name it
-  // runs whatever can_implement() accepts, and the harness tests it there.
-  bool (*preferred_forward)(const ForwardArgs&) = nullptr;
-  bool (*preferred_backward)(const BackwardArgs&) = nullptr;
   // Row reduction shape for a given D (forward Σx², backward Σ ĝ·x̂); empty: not declared, and
   // the judge assumes the worst the contract allows (judged_row_shape()).
   std::function<AccumShape(std::int64_t dim)> row_shape;
@@ -97,13 +92,16 @@ struct Variant {
 };
 
 // All variants of this build (host ones always; CUDA ones when compiled in), then the external
-// ones added before the first call, products first.
+// ones and the mutants added before the first call, products first.
 const std::vector<Variant>& registry();
 // Adds variants from outside this build (plugins), each named kExternalPrefix + "...". Only
 // before registry() is first used: the registry never moves once built, so the pointers it hands
 // out stay valid. Fails on another prefix or a name already taken.
 inline constexpr std::string_view kExternalPrefix = "plugin.";
 Status add_external_variants(std::vector<Variant> variants);
+// Adds mutants (Variant::mutant set), each named kMutantPrefix + "...", on the same terms.
+inline constexpr std::string_view kMutantPrefix = "mutant.";
+Status add_mutant_variants(std::vector<Variant> variants);
 
 // The limits a declared accumulation shape must respect for a reduction of n terms: at least one
 // and at most n terms per participant, a tree at most 64 deep (docs/contract.md#accumulation-shape).
@@ -123,7 +121,7 @@ bool glob_match(const std::string& pattern, const std::string& name);
 Status device_status();
 
 // The default dispatcher: the first product variant (registry order, best first) of memory
-// `where` whose can_implement() accepts the arguments and whose dispatch hint, if any, prefers
+// `where` whose can_implement() accepts the arguments and whose dispatch rules (rmsnorm/dispatch.h) take
 // them; null when none does (the arguments break
 // the contract, or no variant of `where` can do them). For the backward, the arguments must
 // carry the dg workspace: size it first with backward_workspace_bytes().

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "backward_launch.cuh"
-#include "registration.h"
+#include "mutant_registration.h"
 
 namespace rmsnorm::cuda::bwd {
 namespace {
@@ -30,7 +30,7 @@ AccumShape mutant_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {kMulti
 template <Mutant M>
 void add_mutant(std::vector<Variant>& out) {
   Variant v;
-  v.name = std::string("mutant.bwd.persistent_rows.vec8.") + to_string(M);
+  v.name = std::string(kMutantPrefix) + "bwd.persistent_rows.vec8." + to_string(M);
   v.max_dim = kMaxFusedDim;  // the mutants run the register-resident, aligned path only
   v.aligned_rows = true;
   v.description = mutant_description(M);

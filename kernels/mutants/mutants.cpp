@@ -1,0 +1,23 @@
+#include "rmsnorm/mutants.h"
+
+#include <utility>
+#include <vector>
+
+#include "mutant_registration.h"
+
+namespace rmsnorm {
+
+Status register_mutants() {
+  static const Status once = [] {
+    std::vector<Variant> all;
+#if RMSNORM_HAVE_CUDA
+    cuda::register_forward_mutants(all);
+    cuda::bwd::register_backward_mutants(all);
+#endif
+    register_host_mutants(all);
+    return add_mutant_variants(std::move(all));
+  }();
+  return once;
+}
+
+}  // namespace rmsnorm

@@ -1,0 +1,18 @@
+# librmsnorm, the library a user links, holds no mutant: no symbol of it names a Mutant other than
+# Mutant::none (host templates and the host stubs of device kernels alike).
+execute_process(COMMAND ${NM} -C ${LIB} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[^\n]*Mutant\\)[1-9][^\n]*" hits "${syms}")
+list(LENGTH hits n)
+if(n GREATER 0)
+  list(GET hits 0 first)
+  message(FATAL_ERROR "${LIB} holds ${n} mutant symbols, e.g.: ${first}")
+endif()
+string(REGEX MATCHALL "Mutant\\)0" products "${syms}")
+list(LENGTH products np)
+if(np EQUAL 0)
+  message(FATAL_ERROR "no product instantiation (Mutant)0) found in ${LIB}: the check reads nothing")
+endif()
+message(STATUS "${LIB}: ${np} product symbols, no mutant")
