@@ -132,24 +132,27 @@ bool backward_views_aligned(const BackwardArgs& a, std::size_t bytes) {
   return a.convention == Convention::no_weight || reinterpret_cast<std::uintptr_t>(a.g) % bytes == 0;
 }
 
-Query query_of(const ForwardArgs& a) {
+namespace {
+template <typename Args>
+Query shape_query(const Args& a) {
   Query q;
   q.op = op_of(a);
   q.x_type = a.x.type;
   q.rows = a.rows;
   q.dim = a.dim;
   q.weights16 = size_of(a.convention == Convention::no_weight ? a.x.type : a.g_type) == 2;
+  return q;
+}
+}  // namespace
+
+Query query_of(const ForwardArgs& a) {
+  Query q = shape_query(a);
   q.per_block = a.quant == Quant::per_block;
   return q;
 }
 
 Query query_of(const BackwardArgs& a) {
-  Query q;
-  q.op = op_of(a);
-  q.x_type = a.x.type;
-  q.rows = a.rows;
-  q.dim = a.dim;
-  q.weights16 = size_of(a.convention == Convention::no_weight ? a.x.type : a.g_type) == 2;
+  Query q = shape_query(a);
   q.misaligned = !backward_views_aligned(a, 16);
   return q;
 }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backward_kernels.cuh"
+#include "rmsnorm/dispatch.h"
 #include "rmsnorm/validate.h"
 
 namespace rmsnorm::cuda::bwd {
@@ -104,14 +105,9 @@ inline AccumShape dg_shape_of(std::int64_t rows, std::initializer_list<std::int6
   return s;
 }
 
-// Every view the kernel reads or writes with 16-byte vectors is 16-byte aligned, rows included.
-inline bool all_aligned(const BackwardArgs& a) {
-  auto view_ok = [](const Tensor& t) { return view_aligned(t.data, t.stride, size_of(t.type), kVecBytes); };
-  if (!view_ok(a.x) || !view_ok(a.dy) || !view_ok(a.dx)) return false;
-  if (a.dresidual.data && !view_ok(a.dresidual)) return false;
-  if (a.convention != Convention::no_weight && !ptr_aligned(a.g, kVecBytes)) return false;
-  return true;
-}
+// Every view the kernel reads or writes with 16-byte vectors is 16-byte aligned, rows included
+// (the dispatch table asks the same question).
+inline bool all_aligned(const BackwardArgs& a) { return rmsnorm::dispatch::backward_views_aligned(a, kVecBytes); }
 
 // Capability checks after the contract's validation. `mutant`: the catalog variants run only the
 // register-resident, aligned path (the one they flip a switch in).
