@@ -28,6 +28,10 @@ using rmsnorm::Status;
 using rmsnorm::Variant;
 using Kind = CheckResult::Kind;
 
+const char* const kP18PackedRows =
+    "packed rows only: P18's rows are 2^31 elements apart (strided); 64-bit offsets of packed rows are "
+    "test_gpu_backward's R*D > 2^31 test";
+
 CheckResult pass() { return {}; }
 CheckResult fail(std::string why) { return {Kind::fail, std::move(why)}; }
 CheckResult not_applicable(std::string why) { return {Kind::not_applicable, std::move(why)}; }
@@ -138,7 +142,10 @@ CheckResult judge_rejection(const Status& s, const Case& c, const Variant& v) {
     default:
       break;
   }
-  if (v.memory == rmsnorm::Memory::host) return fail("a host variant must implement every valid case, it said " + what);
+  // The in-tree host variants implement the whole contract; a host plugin declines what lies
+  // outside its claims like any other variant.
+  if (v.memory == rmsnorm::Memory::host && !v.external)
+    return fail("a host variant must implement every valid case, it said " + what);
   // The canonical case may be declined only as a capability limit of the variant's D range
   // (`unsupported`, e.g. fwd.warp_row stops at D = 1024); the canonical test then checks that
   // the variant passes the largest canonical D it takes.
@@ -339,38 +346,52 @@ CheckResult check_fresh_inputs(const Case& c, const Variant& v) {
 // x·r is unchanged — as long as nothing leaves the normal range. Elements whose scaled value is
 // not exact in the type (or whose squares would be subnormal) are set to zero in both runs.
 CheckResult check_scale_invariance(const Case& c, const Variant& v) {
-  const int k = static_cast<int>(param(c, "k", 1));
+  int k = static_cast<int>(param(c, "k", 1));
   std::string err;
-  oracle::ForwardCase base;
-  if (!harness::forward_case(c, base, err)) return fail("bad case: " + err);
-  const double eps_scaled = std::ldexp(static_cast<double>(c.eps), 2 * k);
-  if (static_cast<double>(static_cast<float>(eps_scaled)) != eps_scaled ||
-      (eps_scaled != 0 && eps_scaled < std::numeric_limits<float>::min()))
-    return not_applicable("4^k·eps is not an exact normal float");
-  const double lo = std::max(std::ldexp(1.0, -60), rmsnorm::traits_of(c.x_type).min_normal());
-  const double hi = std::ldexp(1.0, 60);
-  auto exact_scalable = [&](float x) {
-    const double ax = std::fabs(static_cast<double>(x)), as = std::ldexp(ax, k);
-    return std::isfinite(ax) && ax >= lo && ax <= hi && as >= lo && as <= hi &&
-           rmsnorm::round_to(as, c.x_type) == as;
-  };
-  for (float& x : base.x)
-    if (x != 0.0f && !exact_scalable(x)) x = std::copysign(0.0f, x);
-  oracle::ForwardCase scaled = base;
-  for (float& x : scaled.x) x = static_cast<float>(std::ldexp(static_cast<double>(x), k));
-  scaled.eps = static_cast<float>(eps_scaled);
-  // The fp32 sum of squares (and the mean + eps) of both runs must stay finite: a row whose
-  // scaled Σx² reaches 2^127 overflows in the kernel and the equivariance has nothing to say.
-  for (const oracle::ForwardCase* fc : {&base, &scaled})
-    for (std::int64_t r = 0; r < fc->rows; ++r) {
-      double sum = 0;
-      for (std::int64_t j = 0; j < fc->dim; ++j) {
-        const double x = fc->x[static_cast<std::size_t>(r * fc->dim + j)];
-        sum += x * x;
+  oracle::ForwardCase drawn;
+  if (!harness::forward_case(c, drawn, err)) return fail("bad case: " + err);
+  oracle::ForwardCase base, scaled;
+  // The pair of runs for a scaling by 2^k; "" when both stay in range, else why not.
+  auto prepare = [&](int kk) -> std::string {
+    const double eps_scaled = std::ldexp(static_cast<double>(c.eps), 2 * kk);
+    if (static_cast<double>(static_cast<float>(eps_scaled)) != eps_scaled ||
+        (eps_scaled != 0 && eps_scaled < std::numeric_limits<float>::min()))
+      return "4^k·eps is not an exact normal float";
+    const double lo = std::max(std::ldexp(1.0, -60), rmsnorm::traits_of(c.x_type).min_normal());
+    const double hi = std::ldexp(1.0, 60);
+    auto exact_scalable = [&](float x) {
+      const double ax = std::fabs(static_cast<double>(x)), as = std::ldexp(ax, kk);
+      return std::isfinite(ax) && ax >= lo && ax <= hi && as >= lo && as <= hi &&
+             rmsnorm::round_to(as, c.x_type) == as;
+    };
+    base = drawn;
+    for (float& x : base.x)
+      if (x != 0.0f && !exact_scalable(x)) x = std::copysign(0.0f, x);
+    scaled = base;
+    for (float& x : scaled.x) x = static_cast<float>(std::ldexp(static_cast<double>(x), kk));
+    scaled.eps = static_cast<float>(eps_scaled);
+    // The fp32 sum of squares (and the mean + eps) of both runs must stay finite: a row whose
+    // scaled Σx² reaches 2^127 overflows in the kernel and the equivariance has nothing to say.
+    for (const oracle::ForwardCase* fc : {&base, &scaled})
+      for (std::int64_t r = 0; r < fc->rows; ++r) {
+        double sum = 0;
+        for (std::int64_t j = 0; j < fc->dim; ++j) {
+          const double x = fc->x[static_cast<std::size_t>(r * fc->dim + j)];
+          sum += x * x;
+        }
+        if (!(sum < std::ldexp(1.0, 126)) || !(sum / static_cast<double>(fc->dim) + fc->eps < std::ldexp(1.0, 126)))
+          return "the scaled row's sum of squares would overflow fp32";
       }
-      if (!(sum < std::ldexp(1.0, 126)) || !(sum / static_cast<double>(fc->dim) + fc->eps < std::ldexp(1.0, 126)))
-        return not_applicable("the scaled row's sum of squares would overflow fp32");
-    }
+    return "";
+  };
+  // A scaling that leaves the range (the sum of squares of a large row times 4^8 overflows) is
+  // checked the other way, by 2^-k: the property holds for every k, and the case still checks it.
+  std::string why = prepare(k);
+  if (!why.empty() && prepare(-k).empty()) {
+    k = -k;
+    why.clear();
+  }
+  if (!why.empty()) return not_applicable(why);
   const harness::RawForward a = harness::execute_forward(v, base, c.layout);
   CheckResult res;
   if (!raw_ok(a, c, v, res)) return res;
@@ -807,7 +828,8 @@ const char* kViolationNames[v_kinds] = {"D = 0", "stride < D", "eps < 0", "eps N
 
 CheckResult check_invalid_arguments(const Case& c, const Variant& v) {
   const int which = static_cast<int>(param(c, "violation", 0)) % v_kinds;
-  const std::int64_t rows = std::max<std::int64_t>(c.rows, 1), dim = c.dim;
+  // An output one element into x overlaps it only where x's row holds two elements or more.
+  const std::int64_t rows = std::max<std::int64_t>(c.rows, 1), dim = which == v_overlap ? std::max<std::int64_t>(c.dim, 2) : c.dim;
   const std::int64_t stride = dim + 1;
   const std::size_t xs = rmsnorm::size_of(c.x_type);
   const std::size_t span = static_cast<std::size_t>(rows * stride + 16) * 4;
@@ -965,8 +987,7 @@ CheckResult check_large_offsets(const Case& c, const Variant& v) {
   // 2^31 as 2^18+ rows, which the oracle cannot judge in a property's time. Its 64-bit offsets
   // are the GPU test's ("64-bit offsets: a bf16 backward with R*D > 2^31 elements": 524352 packed
   // rows of 4096, every row's dx bitwise its pattern row's, run on every CUDA backward variant).
-  if (v.packed_rows)
-    return not_applicable("packed rows only: P18's rows are 2^31 elements apart (strided); 64-bit offsets of packed rows are test_gpu_backward's R*D > 2^31 test");
+  if (v.packed_rows) return not_applicable(kP18PackedRows);
   if (v.memory == rmsnorm::Memory::host) {
     // One in-place buffer (forward) or two (backward: x, and dy = dx), plus 1 GiB of slack.
     const std::int64_t stride = c.dim + std::max(c.layout.x_pad, c.layout.dy_pad);
@@ -1048,10 +1069,12 @@ bool applies(const PropertyInfo& p, const Variant& v) {
   return false;
 }
 
-harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Variant* v) {
+namespace {
+
+// What property p draws for variant v (v null: for any variant), before it is aimed at v.
+Domain property_domain(const PropertyInfo& p, const Variant* v) {
   Domain d;
   d.ops = ops_for(p, v);
-  if (v != nullptr) d.aim_at(*v);
   const std::string& id = p.id;
   if (id == "P1") {
     d.ops = {Op::forward};
@@ -1123,7 +1146,6 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
     d.layouts = false;
     d.in_place = false;
   } else if (id == "P18") {
-    d.target_always = true;  // two cases per variant: both inside its range
     d.x_types = {DType::bf16};
     d.conventions = {Convention::standard};
     d.dims = Domain::Dims::small;
@@ -1133,12 +1155,35 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
   } else if (id == "P19") {
     d.in_place = false;  // the check makes both layouts itself
   }
+  return d;
+}
+
+}  // namespace
+
+std::string not_applicable_to(const PropertyInfo& p, const Variant& v) {
+  if (p.oracle_only) return p.id + " checks the oracle itself, no variant";
+  if (!applies(p, v)) return v.name + " implements none of " + p.id + "'s ops";
+  if (p.id == "P18" && v.packed_rows) return kP18PackedRows;
+  Domain d = property_domain(p, &v);
+  if (std::none_of(d.ops.begin(), d.ops.end(), [&](Op op) { return v.supports(op); }))
+    return p.id + " runs only " + rmsnorm::to_string(d.ops.front()) + " on " + v.name;
+  return d.aim_at(v);
+}
+
+harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Variant* v) {
+  Domain d = property_domain(p, v);
+  // Every draw for a variant lies inside what it implements (Domain::aim_at); a property whose
+  // domain misses the variant's claims is not applicable to it (not_applicable_to) and draws
+  // unaimed cases only when asked to.
+  if (v != nullptr && d.aim_at(*v).empty()) d.target_always = true;
+  const std::string& id = p.id;
   harness::Case c = generators::draw_case(ch, d);
   c.property = id;
   if (id == "P9" && c.has_quant() && c.quant == Quant::per_block && ch.pick({1, 1}) == 1) {
     // Half the per-block cases probe residues mod 128 instead of mod 8.
-    c.dim = std::min<std::int64_t>(d.max_dim, 128 * ch.between(0, 8) + ch.between(1, 127));
-    c.rows = std::min<std::int64_t>(std::max<std::int64_t>(c.rows, 1), d.max_elements / c.dim);
+    const std::int64_t dim = 128 * ch.between(0, 8) + ch.between(1, 127);
+    c.dim = generators::aim_dim(d, c.op, c.x_type, dim, 128);
+    c.rows = std::min<std::int64_t>(std::max<std::int64_t>(c.rows, 1), std::max<std::int64_t>(1, d.max_elements / c.dim));
   }
   if (id == "P4") {
     const std::int64_t k = ch.between(1, 8) * (ch.pick({1, 1}) ? -1 : 1);
@@ -1147,12 +1192,17 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
   // Keep h + o inside the type's range.
   if (c.has_add() && c.is_forward() && (c.x_regime == "large" || c.x_regime == "huge" || c.x_regime == "mixed"))
     c.o_regime = "tiny";
-  if (id == "P17") c.property_params["violation"] = std::to_string(ch.between(0, v_kinds - 1));
+  if (id == "P17") {
+    // A null scale or rstd (the last violation) is one only where the op needs it: the FP8 forms
+    // and the backward (a plain forward may leave rstd null).
+    const bool aux = !c.is_forward() || c.has_quant();
+    c.property_params["violation"] = std::to_string(ch.between(0, aux ? v_kinds - 1 : v_null_aux - 1));
+  }
   if (id == "P18") {
     c.rows = 2;
     // Two thirds of the widths are multiples of 8, so that the vector paths (which need 16-byte
     // row starts: the 2^31 pad keeps them when D·size is a multiple of 16) run the case too.
-    if (ch.pick({2, 1}) == 0) c.dim = (c.dim + 7) / 8 * 8;
+    if (ch.pick({2, 1}) == 0) c.dim = generators::aim_dim(d, c.op, c.x_type, (c.dim + 7) / 8 * 8, 8);
     // Row 1 starts 2^31 + D elements past the base: any 32-bit offset arithmetic wraps.
     c.layout = harness::Layout{};
     if (c.is_forward()) {

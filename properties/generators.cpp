@@ -98,6 +98,12 @@ std::int64_t round_dim_to_vector(std::int64_t dim, std::int64_t lo, std::int64_t
 }
 std::int64_t round_dim_to_vector(std::int64_t dim, const Domain& d) { return round_dim_to_vector(dim, 1, d.max_dim); }
 
+bool has_quant(Op op) { return op == Op::forward_quant || op == Op::add_forward_quant; }
+
+// Elements of the narrowest row tensor of `op` in one 16-byte vector: 8 for 16-bit rows (fp32
+// rows take two vectors), 16 when the output is FP8.
+std::int64_t vector_elements(Op op) { return has_quant(op) ? 16 : 8; }
+
 // A width in [lo, hi]: its ends, the edges and big widths inside it, or any up to lo + 4096.
 std::int64_t draw_dim_in(Chooser& ch, std::int64_t lo, std::int64_t hi) {
   std::vector<std::int64_t> marks = {lo, hi};
@@ -110,39 +116,108 @@ std::int64_t draw_dim_in(Chooser& ch, std::int64_t lo, std::int64_t hi) {
 
 }  // namespace
 
+std::string Domain::aim_at(const rmsnorm::Variant& v) {
+  Domain a = *this;
+  a.target_min_dim = v.min_dim;
+  a.target_max_dim = v.max_dim;
+  a.target_f32_min_dim = v.min_dim_for(DType::f32);
+  a.target_f32_max_dim = v.max_dim_for(DType::f32);
+  a.target_aligned = v.aligned_rows;
+  a.target_packed = v.packed_rows;
+  // A range that starts past the domain's widest draw moves the domain up to it.
+  const std::int64_t lowest = std::min(v.min_dim_for(DType::bf16), v.min_dim_for(DType::f32));
+  const std::int64_t highest = std::max(v.max_dim_for(DType::bf16), v.max_dim_for(DType::f32));
+  if (lowest > a.max_dim) a.max_dim = std::min(highest, lowest + 4096);
+  // Only what it claims: false when nothing of the domain's list is claimed.
+  auto keep = [](auto& items, std::uint32_t claimed) {
+    if (claimed == 0) return true;
+    auto kept = items;
+    kept.clear();
+    for (const auto& i : items)
+      if ((claimed >> static_cast<int>(i)) & 1u) kept.push_back(i);
+    if (kept.empty()) return false;
+    items = kept;
+    return true;
+  };
+  auto names = [](const auto& items) {
+    std::vector<std::string> seen;
+    std::string out;
+    for (const auto& i : items) {
+      const std::string n = rmsnorm::to_string(i);
+      if (std::find(seen.begin(), seen.end(), n) != seen.end()) continue;
+      seen.push_back(n);
+      out += (out.empty() ? "" : ", ") + n;
+    }
+    return out;
+  };
+  if (!keep(a.x_types, v.dtypes)) return v.name + " claims none of the input types drawn (" + names(x_types) + ")";
+  if (!keep(a.conventions, v.conventions)) return v.name + " claims none of the conventions drawn (" + names(conventions) + ")";
+  // FP8 ops need a claimed FP8 mode and a convention other than llama (llama has no FP8 output).
+  const bool fp8_reachable = keep(a.quants, v.quant_modes) &&
+                             std::any_of(a.conventions.begin(), a.conventions.end(), [](Convention c) { return c != Convention::llama; });
+  if (!fp8_reachable) {
+    a.ops.erase(std::remove_if(a.ops.begin(), a.ops.end(), [](Op op) { return has_quant(op); }), a.ops.end());
+    if (a.ops.empty())
+      return v.name + " claims none of the FP8 modes drawn (" + names(quants) + ") with a convention that has FP8 outputs";
+  }
+  bool widths = false;
+  for (const DType t : a.x_types)
+    widths = widths || std::max(a.min_dim, v.min_dim_for(t)) <= std::min(a.max_dim, v.max_dim_for(t));
+  if (!widths)
+    return v.name + " declares no width in " + std::to_string(a.min_dim) + " <= D <= " + std::to_string(a.max_dim) + " for the types drawn";
+  *this = a;
+  return "";
+}
+
+std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std::int64_t step) {
+  std::int64_t lo = std::max<std::int64_t>(1, d.min_dim), hi = d.max_dim, vec = 1;
+  if (d.target_max_dim > 0) {
+    const bool f32 = x_type == DType::f32 && d.target_f32_max_dim > 0;
+    const std::int64_t t_lo = f32 ? d.target_f32_min_dim : d.target_min_dim;
+    const std::int64_t t_hi = f32 ? d.target_f32_max_dim : d.target_max_dim;
+    if (std::max(lo, t_lo) <= std::min(hi, t_hi)) lo = std::max(lo, t_lo), hi = std::min(hi, t_hi);
+    if (d.target_aligned) vec = vector_elements(op);
+  }
+  step = std::max<std::int64_t>(step, 1);
+  dim = (dim + vec - 1) / vec * vec;
+  if (dim < lo) dim += (lo - dim + step - 1) / step * step;
+  if (dim > hi) dim -= (dim - hi + step - 1) / step * step;
+  dim = std::clamp(dim, lo, hi);
+  if (dim % vec != 0) {
+    const std::int64_t up = (dim + vec - 1) / vec * vec, down = dim / vec * vec;
+    if (up <= hi) dim = up;
+    else if (down >= lo) dim = down;
+  }
+  return dim;
+}
+
 harness::Case draw_case(Chooser& ch, const Domain& d) {
   harness::Case c;
   c.op = choose(ch, d.ops);
   c.dim = draw_dim(ch, d);
   // Aim at the variant under test (Domain::target_*): its range, and aligned rows if it needs them.
   // The width is drawn in the union of the 16-bit and fp32 ranges, then moved into the range of
-  // the drawn type (no further draws: the rest of the case is what it would be otherwise).
-  bool aimed = false, aimed_aligned = false;
-  auto range_lo = [&](std::int64_t t) { return std::max({t, d.min_dim, std::int64_t{1}}); };
+  // the drawn type and onto the vector (aim_dim; no further draws: the rest of the case is what
+  // it would be otherwise).
+  bool aimed = false;
   if (d.target_max_dim > 0) {
     const std::int64_t f32_lo = d.target_f32_max_dim > 0 ? d.target_f32_min_dim : d.target_min_dim;
     const std::int64_t f32_hi = d.target_f32_max_dim > 0 ? d.target_f32_max_dim : d.target_max_dim;
-    const std::int64_t lo = range_lo(std::min(d.target_min_dim, f32_lo));
+    const std::int64_t lo = std::max({std::min(d.target_min_dim, f32_lo), d.min_dim, std::int64_t{1}});
     const std::int64_t hi = std::min(std::max(d.target_max_dim, f32_hi), d.max_dim);
     const bool outside = c.dim < lo || c.dim > hi;
     if (lo <= hi && (outside || d.target_aligned || d.target_packed) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
       aimed = true;
       if (outside) c.dim = draw_dim_in(ch, lo, hi);
-      if (d.target_aligned && hi >= 8) {
-        c.dim = round_dim_to_vector(c.dim, lo, hi);
-        aimed_aligned = true;
-      }
     }
   }
+  const bool aimed_aligned = aimed && d.target_aligned;
   c.rows = draw_rows(ch, d, c.dim);
   c.x_type = choose(ch, d.x_types);
   if (aimed) {
-    const bool f32 = c.x_type == DType::f32 && d.target_f32_max_dim > 0;
-    const std::int64_t lo = range_lo(f32 ? d.target_f32_min_dim : d.target_min_dim);
-    const std::int64_t hi = std::min(f32 ? d.target_f32_max_dim : d.target_max_dim, d.max_dim);
-    if (lo <= hi && (c.dim < lo || c.dim > hi)) {
-      c.dim = std::clamp(c.dim, lo, hi);
-      if (aimed_aligned) c.dim = round_dim_to_vector(c.dim, lo, hi);
+    const std::int64_t dim = aim_dim(d, c.op, c.x_type, c.dim);
+    if (dim != c.dim) {
+      c.dim = dim;
       const std::int64_t cap = std::max<std::int64_t>(1, d.max_elements / c.dim);
       if (c.rows > cap) c.rows = std::max(cap, d.min_rows);
     }
@@ -156,8 +231,16 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
   }();
   c.eps = d.eps_values[ch.pick(eps_weights)];
   if (c.has_quant()) {
-    // llama rounds y to the input type: it has no FP8 output.
-    if (c.convention == Convention::llama) c.convention = Convention::standard;
+    // llama rounds y to the input type: it has no FP8 output. The first other convention of the
+    // domain instead (standard unless the domain leaves it out).
+    if (c.convention == Convention::llama) {
+      c.convention = Convention::standard;
+      for (const Convention k : d.conventions)
+        if (k != Convention::llama) {
+          c.convention = k;
+          break;
+        }
+    }
     c.quant = choose(ch, d.quants);
     c.y_type = d.fp8_types[ch.pick(d.fp8_types.size() > 1 ? std::vector<unsigned>{3, 1} : std::vector<unsigned>{1})];
     if (c.quant == Quant::static_scale) {
@@ -181,9 +264,12 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     const bool aligned = aimed_aligned || (d.force_layout && ch.pick({1, 1}) == 0);
     if (aligned && !aimed_aligned) c.dim = round_dim_to_vector(c.dim, d);
     harness::Layout& l = c.layout;
+    // Aligned pads keep every row tensor on 16-byte rows: 16 elements per vector of FP8 rows
+    // for an aimed draw (a plugin's alignment holds for its FP8 output too).
+    const std::int64_t pad_unit = aimed_aligned ? vector_elements(c.op) : 8;
     auto pad = [&]() -> std::int64_t {
       if (!pads) return 0;
-      if (aligned) return 8 * ch.between(1, 4);
+      if (aligned) return pad_unit * ch.between(1, 4);
       return d.force_layout ? 1 + draw_pad(ch) : draw_pad(ch);
     };
     auto off = [&](DType t) -> std::int64_t { return offsets && !aligned ? draw_offset(ch, t) : 0; };

@@ -30,8 +30,15 @@ const PropertyInfo* find_property(const std::string& id);
 // True when v is a candidate for p (it supports one of p's ops).
 bool applies(const PropertyInfo& p, const rmsnorm::Variant& v);
 
-// One case for p, its op drawn among those v supports (v null: any of p's ops). The case names
-// its property and parameters, so one_line(case) replays exactly this check.
+// Why p cannot apply to v at all, "" when it can: v has none of p's ops; or p draws only what v
+// does not claim (P7 draws fp16 rows, P14 FP8 modes, P18 bf16 standard rows: Domain::aim_at);
+// or p's case cannot exist in v's layout (P18's rows 2^31 elements apart on packed rows). A
+// property that applies draws every case inside v's declared range, layout and claims.
+std::string not_applicable_to(const PropertyInfo& p, const rmsnorm::Variant& v);
+
+// One case for p, its op drawn among those v supports (v null: any of p's ops), aimed inside
+// what v implements when p applies to it. The case names its property and parameters, so
+// one_line(case) replays exactly this check.
 harness::Case draw_property_case(const PropertyInfo& p, generators::Chooser& ch, const rmsnorm::Variant* v);
 
 struct CheckResult {

@@ -75,38 +75,31 @@ struct Domain {
   bool layouts = true;        // pads and misaligned offsets may be drawn
   bool force_layout = false;  // every case has pads and misaligned offsets
   bool in_place = true;       // y may alias x (dx may alias dy)
-  // The variant under test (target_max_dim > 0): a third of the draws take a width inside its
-  // declared range and, for a variant of aligned rows only, 16-byte aligned rows — so that a
-  // variant of a narrow range (bwd.cluster_rows.vec8: D > 16384) meets more than a stray case.
+  // The variant under test (target_max_dim > 0): draws take a width inside its declared range
+  // and, for a variant of aligned rows only, 16-byte aligned rows; for a variant of packed rows
+  // only, no row pads. Only a third of the draws aim unless target_always is set (certify's
+  // generated cases and every property's draws for a variant: a draw outside what the variant
+  // can implement is declined and checks nothing); the fuzz loop aims a third of the time.
   std::int64_t target_min_dim = 0, target_max_dim = 0;          // 16-bit rows
   std::int64_t target_f32_min_dim = 0, target_f32_max_dim = 0;  // fp32 rows
   bool target_aligned = false;
-  bool target_packed = false;  // aimed draws have no row pads (a variant of packed rows only)
-  bool target_always = false;  // every draw aims (a property of very few cases: P18)
+  bool target_packed = false;
+  bool target_always = false;
 
   // Aim at variant v: its declared D ranges and layout (Variant::min_dim_for(), aligned_rows,
-  // packed_rows).
-  void aim_at(const rmsnorm::Variant& v) {
-    target_min_dim = v.min_dim;
-    target_max_dim = v.max_dim;
-    target_f32_min_dim = v.min_dim_for(rmsnorm::DType::f32);
-    target_f32_max_dim = v.max_dim_for(rmsnorm::DType::f32);
-    target_aligned = v.aligned_rows;
-    target_packed = v.packed_rows;
-    // Only what it claims (a plugin declares its types, conventions and FP8 modes).
-    auto keep = [](auto& items, std::uint32_t claimed) {
-      if (claimed == 0) return;
-      auto kept = items;
-      kept.clear();
-      for (const auto& i : items)
-        if ((claimed >> static_cast<int>(i)) & 1u) kept.push_back(i);
-      if (!kept.empty()) items = kept;
-    };
-    keep(x_types, v.dtypes);
-    keep(conventions, v.conventions);
-    keep(quants, v.quant_modes);
-  }
+  // packed_rows), and only the input types, conventions and FP8 modes it claims (plugins declare
+  // them; 0 claims all), dropping the ops that no claimed FP8 mode or convention can reach.
+  // Returns "" when draws can land inside what v implements, else why none can (the domain's
+  // types, conventions, FP8 modes or widths and v's claims do not meet; the domain is then left
+  // as it was): a property whose domain misses the variant's claims is not applicable to it.
+  std::string aim_at(const rmsnorm::Variant& v);
 };
+
+// A width for a case of `op` with rows of type x_type, near `dim`: inside [d.min_dim, d.max_dim]
+// and the target's range for that type, a multiple of the 16-byte vector for an aligned target
+// (8 elements, 16 with FP8 outputs: every row tensor, the FP8 one included, keeps 16-byte rows),
+// and congruent to `dim` modulo `step` where the range allows (P9 keeps its residue mod 128).
+std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std::int64_t step = 1);
 
 // Draw one case (generator "regimes" + a seed). Valid by construction: the variant is "*".
 harness::Case draw_case(Chooser& ch, const Domain& d);
