@@ -226,8 +226,10 @@ OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std
   progress.phase();
   generators::Domain domain;
   domain.ops = {op};
-  // Every case inside what the variant claims: its D range, layout, types and conventions.
-  domain.aim_at(variant);
+  // Every case inside what the variant claims: its D range, layout, types, conventions and FP8
+  // modes.
+  r.unreachable = domain.aim_at(variant);
+  if (!r.unreachable.empty()) return r;
   domain.target_always = true;
   // Host variants run on 1–2 cores next to the oracle: keep cases small enough that N of them
   // take seconds. Device variants keep the generators' own (larger) cap.
@@ -241,8 +243,9 @@ OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std
     ++r.cases;
     r.profile.merge(run.profile);
     if (run.verdict == RunVerdict::pass) ++r.passed;
-    else if (run.verdict == RunVerdict::skipped) ++r.skipped;
-    else {
+    else if (run.verdict == RunVerdict::skipped) {
+      if (r.skipped++ == 0) r.first_skip = run.reason + " — " + harness::one_line(c);
+    } else {
       ++r.failed;
       if (r.failures.size() < 5) r.failures.push_back(run.reason + "\n    " + repro_command(c));
     }
@@ -279,8 +282,15 @@ std::vector<std::string> Certificate::failure_summary() const {
   if (!corpus.error.empty()) f.push_back("corpus: " + corpus.error);
   for (const CorpusFailure& cf : corpus.failures) f.push_back("corpus " + cf.file + ": " + cf.reason);
   if (generated.empty() && !generated_note.empty()) f.push_back("generated cases: " + generated_note);
-  for (const OpRun& r : generated)
-    if (r.failed > 0) f.push_back(std::string("generated ") + rmsnorm::to_string(r.op) + ": " + std::to_string(r.failed) + " of " + std::to_string(r.cases) + " failed");
+  for (const OpRun& r : generated) {
+    const std::string op = std::string("generated ") + rmsnorm::to_string(r.op) + ": ";
+    if (r.failed > 0) f.push_back(op + std::to_string(r.failed) + " of " + std::to_string(r.cases) + " failed");
+    if (!r.unreachable.empty()) f.push_back(op + "no case can be drawn inside the claims: " + r.unreachable);
+    if (r.too_many_skipped())
+      f.push_back(op + std::to_string(r.skipped) + " of " + std::to_string(r.cases) + " cases skipped (" +
+                  fmt("%.1f", percent(r.skipped, r.cases)) + "%), above the ceiling of " +
+                  std::to_string(100 - kCheckedFloorPercent) + "% (first: " + r.first_skip + ")");
+  }
   return f;
 }
 
@@ -301,6 +311,13 @@ std::string md_escape(std::string s) {
     else out += ch;
   }
   return out;
+}
+
+// "19 checked of 20 asked (95.0%)"; tests without a report line: "20 asked".
+std::string cases_cell(const PropertyResult& r) {
+  if (r.checked_share() < 0) return std::to_string(r.cases_asked >= 0 ? r.cases_asked : r.cases_requested) + " asked";
+  return std::to_string(r.cases_checked) + " checked of " + std::to_string(r.cases_asked) + " asked (" +
+         fmt("%.1f", 100.0 * r.checked_share()) + "%)";
 }
 
 std::string profile_cells(const oracle::Profile& p) {
@@ -406,13 +423,16 @@ std::string certificate_markdown(const Certificate& c) {
     o << "| property | test | cases | assertions | verdict | time (s) | note |\n|---|---|---|---|---|---|---|\n";
     for (const PropertyResult& r : c.suite.results)
       o << "| " << r.id << " | " << md_escape(r.name) << " | "
-        << (r.cases_checked >= 0 ? std::to_string(r.cases_checked) + " checked of " : std::string()) << r.cases_requested << " asked | " << r.assertions_passed << " passed, "
+        << cases_cell(r) << " | " << r.assertions_passed << " passed, "
         << r.assertions_failed << " failed | " << (r.verdict == PropertyVerdict::pass ? "pass" : std::string("**") + to_string(r.verdict) + "**")
         << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + r.counterexample + "`") << " |\n";
-    o << "\n`n/a`: the test ran no assertion on this variant (an op it does not implement, or nothing it could "
-         "run here); never counted as a pass. `NOT EXERCISED`: the variant declined every case the property drew "
-         "(outside its D range or layout) — nothing was checked, and the certificate fails. "
-         "Cases: checked (the suite's count; rejected and not-applicable draws excluded) of asked (RMSNORM_PROP_CASES).\n";
+    o << "\nCases: checked (the suite's count; declined and not-applicable draws excluded) of asked, and the share. "
+         "Every draw is aimed inside what the variant declares (D range, layout, types, conventions, FP8 modes), so "
+         "a property that applies must check at least "
+      << kCheckedFloorPercent
+      << "% of the cases asked: `BELOW FLOOR` fails the certificate. `NOT EXERCISED`: it checked none, the "
+         "variant declined every case; it fails too. `n/a`: the property cannot apply to this variant (an op it does "
+         "not implement, nothing it draws is claimed, or nothing it could run here); never counted as a pass.\n";
   }
   o << "\n## Corpus replay\n\n";
   if (!c.corpus.error.empty()) o << "**Could not read** `" << c.corpus.dir << "`: " << md_escape(c.corpus.error) << "\n";
@@ -425,12 +445,19 @@ std::string certificate_markdown(const Certificate& c) {
   o << "\n\n## Generated cases and error profile\n\n";
   if (c.generated.empty()) o << "**Not run**: " << md_escape(c.generated_note) << "\n";
   else {
-    o << "| op | cases | passed | failed | skipped | elements | % correctly rounded | max ulp | max err/bound | fallbacks | element failures |\n"
+    o << "| op | cases | passed | failed | skipped (share) | elements | % correctly rounded | max ulp | max err/bound | fallbacks | element failures |\n"
          "|---|---|---|---|---|---|---|---|---|---|---|\n";
     for (const OpRun& r : c.generated)
-      o << "| " << rmsnorm::to_string(r.op) << " | " << r.cases << " | " << r.passed << " | " << r.failed << " | " << r.skipped << " | "
-        << profile_cells(r.profile) << " |\n";
+      o << "| " << rmsnorm::to_string(r.op) << " | " << r.cases << " | " << r.passed << " | " << r.failed << " | " << r.skipped
+        << " (" << fmt("%.1f", r.cases > 0 ? percent(r.skipped, r.cases) : 0.0) << "%)" << (r.too_many_skipped() ? " **TOO MANY**" : "")
+        << " | " << profile_cells(r.profile) << " |\n";
     o << "| **all (with corpus)** | | | | | " << profile_cells(total_profile(c)) << " |\n";
+    o << "\nEvery generated case is drawn inside what the variant declares; at most " << 100 - kCheckedFloorPercent
+      << "% of an op's cases may be skipped (declined by the variant), else the certificate fails.\n";
+    for (const OpRun& r : c.generated) {
+      if (!r.unreachable.empty()) o << "\n- **" << rmsnorm::to_string(r.op) << "**: no case can be drawn inside the claims: " << md_escape(r.unreachable) << "\n";
+      if (r.skipped > 0) o << "\n- " << rmsnorm::to_string(r.op) << ", first skipped: " << md_escape(r.first_skip) << "\n";
+    }
     o << "\nmax ulp is measured against the exact value in ulps of the output type; max err/bound ≤ 1 "
          "means every element inside the oracle's acceptance set; fallbacks: elements the FP64 fast "
          "path could not decide, settled by Boost.Multiprecision.\n\n"
@@ -473,6 +500,7 @@ std::string certificate_json(const Certificate& c) {
   for (const std::string& l : c.claims) j.value(nullptr, l);
   j.end_array();
   j.begin_object("properties");
+  j.value("checked_floor_percent", kCheckedFloorPercent);
   j.begin_array("problems");
   for (const auto& p : c.suite.problems) j.value(nullptr, p);
   j.end_array();
@@ -482,8 +510,14 @@ std::string certificate_json(const Certificate& c) {
         .value("id", r.id)
         .value("name", r.name)
         .value("executable", r.executable)
-        .value("cases_asked", r.cases_requested)
+        .value("cases_requested", r.cases_requested)
+        .value("cases_asked", r.cases_asked)
         .value("cases_checked", r.cases_checked)
+        .value("cases_rejected", r.cases_rejected)
+        .value("cases_not_applicable", r.cases_not_applicable);
+    if (r.checked_share() >= 0) j.value("checked_percent", 100.0 * r.checked_share());
+    else j.null("checked_percent");
+    j.value("below_floor", r.verdict == PropertyVerdict::below_floor)
         .value("assertions_passed", r.assertions_passed)
         .value("assertions_failed", r.assertions_failed)
         .value("verdict", to_string(r.verdict))
@@ -510,6 +544,7 @@ std::string certificate_json(const Certificate& c) {
   json_profile(j, "profile", c.corpus.profile);
   j.end_object();
   j.begin_object("generated").value("note", c.generated_note);
+  j.value("skipped_ceiling_percent", 100 - kCheckedFloorPercent);
   j.begin_array("ops");
   for (const OpRun& r : c.generated) {
     j.begin_object()
@@ -518,6 +553,10 @@ std::string certificate_json(const Certificate& c) {
         .value("passed", r.passed)
         .value("failed", r.failed)
         .value("skipped", r.skipped)
+        .value("skipped_percent", r.cases > 0 ? percent(r.skipped, r.cases) : 0.0)
+        .value("too_many_skipped", r.too_many_skipped())
+        .value("first_skip", r.first_skip)
+        .value("unreachable", r.unreachable)
         .value("seconds", r.seconds);
     json_profile(j, "profile", r.profile);
     j.begin_array("failures");

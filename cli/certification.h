@@ -76,11 +76,17 @@ struct OpRun {
   std::int64_t cases = 0, passed = 0, failed = 0, skipped = 0;
   oracle::Profile profile;
   std::vector<std::string> failures;  // "reason\n  repro line", the first few
+  std::string first_skip;             // why the first skipped case was declined
+  // Set when no case of the op can be drawn inside what the variant claims (Domain::aim_at): the
+  // op is claimed but cannot be certified. No case runs.
+  std::string unreachable;
   double seconds = 0;
+  // Skipped cases above the ceiling (100 - kCheckedFloorPercent percent of the cases).
+  bool too_many_skipped() const { return cases > 0 && below_floor(cases - skipped, cases); }
 };
 bool generators_available();
-// N cases per supported op from the generators, seeds derived from `seed`; a plugin variant's
-// ops each in a child process.
+// N cases per supported op from the generators, every one inside what the variant declares
+// (Domain::aim_at), seeds derived from `seed`; a plugin variant's ops each in a child process.
 std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t cases_per_op, std::uint64_t seed,
                                  Progress& progress);
 OpRun run_generated_op_here(const rmsnorm::Variant& variant, rmsnorm::Op op, std::int64_t cases, std::uint64_t seed,

@@ -16,7 +16,8 @@ std::uint64_t fuzz_case_seed(std::uint64_t run_seed, std::uint64_t index);
 
 // One case of op `op` drawn from the generators with `case_seed` (at most 2^15 elements, so a
 // host run takes milliseconds), aimed — when `aim` is a variant — at its declared D range and
-// layout a third of the time (as the property draws are). False when this build has no generators.
+// layout a third of the time (property draws and certify's generated cases aim every time). False
+// when this build has no generators.
 bool draw_fuzz_case(std::uint64_t case_seed, rmsnorm::Op op, const rmsnorm::Variant* aim, harness::Case& out);
 
 // The variant step `index` aims at: the loop cycles through the selected variants that

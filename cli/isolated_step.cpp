@@ -176,6 +176,10 @@ OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std
       r.seconds = std::strtod(f[5].c_str(), nullptr);
     } else if (f[0] == "failure" && f.size() == 2) {
       r.failures.push_back(unfield(f[1]));
+    } else if (f[0] == "first_skip" && f.size() == 2) {
+      r.first_skip = unfield(f[1]);
+    } else if (f[0] == "unreachable" && f.size() == 2) {
+      r.unreachable = unfield(f[1]);
     } else if (f[0] == "profile") {
       read_profile(f, r.profile);
     }
@@ -244,6 +248,8 @@ int run_step(const Args& args) {
     const OpRun r = run_generated_op_here(*v, op, cases, seed, progress, before);
     check_device();
     for (const std::string& f : r.failures) std::printf("failure\t%s\n", field(f).c_str());
+    if (!r.first_skip.empty()) std::printf("first_skip\t%s\n", field(r.first_skip).c_str());
+    if (!r.unreachable.empty()) std::printf("unreachable\t%s\n", field(r.unreachable).c_str());
     std::printf("counts\t%lld\t%lld\t%lld\t%lld\t%.6f\n", static_cast<long long>(r.cases),
                 static_cast<long long>(r.passed), static_cast<long long>(r.failed), static_cast<long long>(r.skipped),
                 r.seconds);

@@ -22,6 +22,7 @@ const char* to_string(PropertyVerdict v) {
     case PropertyVerdict::fail: return "FAIL";
     case PropertyVerdict::not_applicable: return "n/a";
     case PropertyVerdict::not_exercised: return "NOT EXERCISED";
+    case PropertyVerdict::below_floor: return "BELOW FLOOR";
     case PropertyVerdict::crashed: return "CRASH";
     case PropertyVerdict::timed_out: return "TIMEOUT";
     case PropertyVerdict::missing: return "MISSING";
@@ -150,23 +151,38 @@ std::string find_counterexample(const std::vector<std::string>& texts) {
   return "";
 }
 
-// "P1 on host.reference: 60 cases asked, 58 checked, 2 rejected, 0 not applicable, ..." (the
-// suite's report line): the cases checked, summed over the variants it names; -1 when absent.
-std::int64_t find_cases_checked(const std::string& text) {
-  static const std::regex kReport(R"(: (\d+) cases asked, (\d+) checked)");
-  std::int64_t total = -1;
-  for (std::sregex_iterator it(text.begin(), text.end(), kReport), end; it != end; ++it)
-    total = std::max<std::int64_t>(total, 0) + std::atoll((*it)[2].str().c_str());
-  return total;
+// The suite's report line, "P1 on host.reference: 60 cases asked, 58 checked, 2 rejected, 0 not
+// applicable, ..." (properties/rc_support.cpp, describe()): its counts, each summed over the
+// variants it names; `found` false when the text holds none.
+struct ReportCounts {
+  bool found = false;
+  std::int64_t asked = 0, checked = 0, rejected = 0, not_applicable = 0;
+  std::string first_rejection, not_applicable_reason;  // the reasons the report lists
+};
+ReportCounts find_report(const std::string& text) {
+  static const std::regex kReport(R"(: (\d+) cases asked, (\d+) checked, (\d+) rejected, (\d+) not applicable)");
+  static const std::regex kRejected(R"(\n +rejected (\d+)x: ([^\n]*))");
+  static const std::regex kNotApplicable(R"(\n +not applicable \(last reason\): ([^\n]*))");
+  ReportCounts r;
+  for (std::sregex_iterator it(text.begin(), text.end(), kReport), end; it != end; ++it) {
+    r.found = true;
+    r.asked += std::atoll((*it)[1].str().c_str());
+    r.checked += std::atoll((*it)[2].str().c_str());
+    r.rejected += std::atoll((*it)[3].str().c_str());
+    r.not_applicable += std::atoll((*it)[4].str().c_str());
+  }
+  std::smatch m;
+  if (std::regex_search(text, m, kRejected)) r.first_rejection = m[2].str();
+  if (std::regex_search(text, m, kNotApplicable)) r.not_applicable_reason = m[1].str();
+  return r;
 }
 
-// The same report line's "N rejected" (cases the variant declined), summed; 0 when absent.
-std::int64_t find_cases_rejected(const std::string& text) {
-  static const std::regex kReport(R"(: \d+ cases asked, \d+ checked, (\d+) rejected)");
-  std::int64_t total = 0;
-  for (std::sregex_iterator it(text.begin(), text.end(), kReport), end; it != end; ++it)
-    total += std::atoll((*it)[1].str().c_str());
-  return total;
+// The line the suite prints for a property that cannot apply to the variant ("P7: not applicable
+// to plugin.x: it claims none of the input types drawn (f16)"), or "".
+std::string find_not_applicable_line(const std::string& text) {
+  static const std::regex kLine(R"((^|\n)([^\n]*: not applicable to [^\n]*))");
+  std::smatch m;
+  return std::regex_search(text, m, kLine) ? trim(m[2].str()) : std::string();
 }
 
 std::int64_t find_failed_after(const std::vector<std::string>& texts) {
@@ -288,14 +304,16 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   texts.push_back(child.out);
   texts.push_back(child.err);
   // The report line may sit in the child's stdout and again in the XML's <StdOut>/<Info>.
-  res.cases_checked = find_cases_checked(child.out);
-  res.cases_rejected = find_cases_rejected(child.out);
-  if (res.cases_checked < 0)
-    for (const std::string& t : texts)
-      if ((res.cases_checked = find_cases_checked(t)) >= 0) {
-        res.cases_rejected = find_cases_rejected(t);
-        break;
-      }
+  ReportCounts report = find_report(child.out);
+  for (std::size_t i = 0; !report.found && i < texts.size(); ++i) report = find_report(texts[i]);
+  if (report.found) {
+    res.cases_asked = report.asked;
+    res.cases_checked = report.checked;
+    res.cases_rejected = report.rejected;
+    res.cases_not_applicable = report.not_applicable;
+  }
+  std::string not_applicable_line;
+  for (std::size_t i = 0; not_applicable_line.empty() && i < texts.size(); ++i) not_applicable_line = find_not_applicable_line(texts[i]);
   res.counterexample = find_counterexample(texts);
   res.failed_after = find_failed_after(texts);
   // The suite stops counting at the first failure: it came right after the checked ones.
@@ -345,15 +363,37 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
     // property never ran on this variant, though it has the op — a gap in its certificate.
     res.verdict = PropertyVerdict::not_exercised;
     if (res.message.empty()) res.message = "every drawn case was declined by the variant (nothing checked)";
-  } else if (res.assertions_passed == 0 || res.cases_checked == 0) {
-    // A property that checked nothing on this variant (the op is not supported, no device, not
-    // enough host memory for P18): never reported as a pass.
+  } else if (res.assertions_passed == 0 || res.cases_checked == 0 || (res.cases_checked < 0 && !not_applicable_line.empty())) {
+    // A property that cannot apply to this variant (no op of it, nothing it draws is claimed) or
+    // that checked nothing here (no device, not enough host memory for P18): never a pass.
     res.verdict = PropertyVerdict::not_applicable;
+    if (!not_applicable_line.empty()) res.message = one_line(not_applicable_line);
+    else if (res.cases_checked == 0 && !report.not_applicable_reason.empty()) res.message = one_line(report.not_applicable_reason);
     if (res.message.empty()) res.message = "no assertion ran for this variant";
+  } else if (res.cases_checked >= 0 && below_floor(res.cases_checked, res.cases_asked)) {
+    // It ran, but on too few of its cases: what it says covers little of what the variant claims.
+    char share[160];
+    std::snprintf(share, sizeof share, "checked %lld of %lld cases asked (%.1f%%), below the floor of %lld%%",
+                  static_cast<long long>(res.cases_checked), static_cast<long long>(res.cases_asked),
+                  100.0 * res.checked_share(), static_cast<long long>(kCheckedFloorPercent));
+    res.verdict = PropertyVerdict::below_floor;
+    res.message = share;
+    if (res.cases_rejected > 0)
+      res.message += ", declined " + std::to_string(res.cases_rejected) +
+                     (report.first_rejection.empty() ? std::string() : " (first reason: " + report.first_rejection + ")");
+    if (res.cases_not_applicable > 0)
+      res.message += ", not applicable " + std::to_string(res.cases_not_applicable) +
+                     (report.not_applicable_reason.empty() ? std::string() : " (" + report.not_applicable_reason + ")");
+    res.message = one_line(res.message);
   } else {
     res.verdict = PropertyVerdict::pass;
     res.message.clear();
   }
+  // A plugin's cases are announced before they run (for a crash): on a verdict without a failure,
+  // the last one announced is no counterexample.
+  if (res.verdict == PropertyVerdict::pass || res.verdict == PropertyVerdict::not_applicable ||
+      res.verdict == PropertyVerdict::not_exercised || res.verdict == PropertyVerdict::below_floor)
+    res.counterexample.clear();
   return res;
 }
 

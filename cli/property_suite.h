@@ -22,10 +22,20 @@ struct PropertyExecutable {
 // RMSNORM_PROPERTY_EXES="path1:path2".
 std::vector<PropertyExecutable> property_executables();
 
+// The floor, in percent: a property that applies to a variant must check at least this share of
+// the cases asked, and certify's generated cases of each op must run (not be declined) at least
+// this share (docs/certificates.md#the-floor). Property draws and generated cases are aimed inside
+// what the variant declares (Domain::aim_at), so a share under it means the variant declines
+// what it claims, or the draws miss its claims.
+inline constexpr std::int64_t kCheckedFloorPercent = 95;
+// True when `part` of `whole` is below the floor (integers: no rounding at the edge).
+inline bool below_floor(std::int64_t part, std::int64_t whole) { return part * 100 < kCheckedFloorPercent * whole; }
+
 // not_exercised: the property applies to an op of the variant, but every case it drew was
-// declined by the variant (outside its D range or layout): nothing was checked — a certificate
-// gap, never a pass (n/a is for a property the variant has no op of).
-enum class PropertyVerdict { pass, fail, not_applicable, not_exercised, crashed, timed_out, missing };
+// declined by the variant: nothing was checked — a certificate gap, never a pass. below_floor:
+// it checked some, fewer than kCheckedFloorPercent of the cases asked. n/a is for a property that
+// cannot apply to the variant at all (no op of it, nothing it draws is claimed, no device).
+enum class PropertyVerdict { pass, fail, not_applicable, not_exercised, below_floor, crashed, timed_out, missing };
 const char* to_string(PropertyVerdict v);
 
 struct PropertyResult {
@@ -36,8 +46,16 @@ struct PropertyResult {
   PropertyVerdict verdict = PropertyVerdict::missing;
   std::int64_t assertions_passed = 0, assertions_failed = 0;
   std::int64_t cases_requested = 0;  // RMSNORM_PROP_CASES handed to it
-  std::int64_t cases_checked = -1;   // from the suite's report line, -1 when it printed none
-  std::int64_t cases_rejected = 0;   // the same line's cases declined by the variant
+  // From the suite's report line ("N cases asked, N checked, N rejected, N not applicable"); -1
+  // when it printed none (a test that is not a drawn property: examples, canonical cases).
+  std::int64_t cases_asked = -1;     // the property's own count (P18 asks 2 at most)
+  std::int64_t cases_checked = -1;
+  std::int64_t cases_rejected = 0;   // declined by the variant
+  std::int64_t cases_not_applicable = 0;  // draws the check could not apply (P4: 4^k eps not exact)
+  // checked / asked, or -1 without a report line.
+  double checked_share() const {
+    return cases_checked >= 0 && cases_asked > 0 ? static_cast<double>(cases_checked) / static_cast<double>(cases_asked) : -1.0;
+  }
   std::int64_t failed_after = -1;    // "after N tests/cases" from the failure text, when given
   std::string counterexample;        // the one reproducing line, when found
   std::string message;               // first failure, shortened to one line
