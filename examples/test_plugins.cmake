@@ -46,6 +46,47 @@ else()
   message(STATUS "ok: host.reference's certificate is the same with a wrong plugin kernel loaded (${alone})")
 endif()
 
+# The floor (docs/certificates.md#the-floor): every property draw and generated case lies inside
+# what the variant declares, so a property that applies checks at least 95% of the cases it asks
+# and at most 5% of an op's generated cases are skipped. host.reference at this small budget
+# (the certificate above), and the reference behind narrow claims (a D range, aligned or packed
+# rows, a few types, conventions and FP8 modes), pass with no property below the floor; a kernel
+# that declines half of what it claims fails on it.
+function(expect_floor_held what json)
+  file(READ ${json} text)
+  string(REGEX MATCHALL "\"checked_percent\": [0-9.e+-]+" shares "${text}")
+  if(NOT text MATCHES "\"checked_floor_percent\": 95" OR
+     text MATCHES "\"below_floor\": true" OR text MATCHES "\"too_many_skipped\": true" OR NOT shares)
+    message(SEND_ERROR "${what}: a property below the floor, too many generated cases skipped, or no share (${json}):\n${shares}")
+    set(ok FALSE PARENT_SCOPE)
+  else()
+    list(LENGTH shares n)
+    message(STATUS "ok: ${what}: ${n} properties at or above the floor, no op with too many skipped cases")
+  endif()
+endfunction()
+if(alone MATCHES "^PASS")
+  expect_floor_held("host.reference at --cases 10" ${OUT}/alone/host.reference.json)
+else()
+  message(SEND_ERROR "host.reference does not pass at --cases 10: ${alone}")
+  set(ok FALSE)
+endif()
+set(reference ${LIBS}/librmsnorm_reference_plugin.so)
+cert(out st certify --plugin ${reference} plugin.reference.narrow,plugin.reference.packed --cases 10 --out ${OUT}/narrow)
+expect("plugin.reference.narrow and .packed pass" "${st}" 0 "${out}"
+       "PASS +plugin\\.reference\\.narrow.*PASS +plugin\\.reference\\.packed")
+expect_floor_held("plugin.reference.narrow" ${OUT}/narrow/plugin.reference.narrow.json)
+expect_floor_held("plugin.reference.packed" ${OUT}/narrow/plugin.reference.packed.json)
+file(READ ${OUT}/narrow/plugin.reference.packed.md packed_md)
+if(NOT packed_md MATCHES "\\| P7 \\|[^\n]*\\| \\*\\*n/a\\*\\* \\|[^\n]*claims none of the input types drawn \\(f16\\)")
+  message(SEND_ERROR "P7 is not n/a on plugin.reference.packed (no fp16 rows claimed):\n${packed_md}")
+  set(ok FALSE)
+else()
+  message(STATUS "ok: P7 is n/a on plugin.reference.packed: it claims no fp16 rows")
+endif()
+cert(out st certify --plugin ${untrusted} plugin.untrusted.declines_odd_rows --cases 10 --out ${OUT}/untrusted)
+expect("plugin.untrusted.declines_odd_rows fails: properties below the floor, generated cases skipped" "${st}" 1 "${out}"
+       "FAIL +plugin\\.untrusted\\.declines_odd_rows.*P1 BELOW FLOOR: checked [0-9]+ of 10 cases asked .*below the floor of 95%.*generated forward: [0-9]+ of 10 cases skipped")
+
 # Each untrusted kernel and the property expected to catch it.
 foreach(pair writes_nothing:P1 common_sizes_only:P1 caches_by_shape:P20 caches_by_pointer:P20 writes_outside:P15
              reads_outside:P8 writes_inputs:P1 nondeterministic:P11)
