@@ -415,6 +415,31 @@ BackwardCase dg_hair_case(DType t, int k) {
   return c;
 }
 
+// One hair element: the FP64 value `naive` sits U below (or above) the midpoint and rounds to the
+// wrong neighbour; the oracle's answer `got` is the exact side, decided by the fallback, and both
+// neighbours are inside the acceptance interval (the kernel bound exceeds U).
+void check_hair_element(const Acceptance& a, std::uint32_t got, const Hair& h, DType t, double naive, double U) {
+  REQUIRE(naive == mid_of(h, t) - h.side * U);
+  REQUIRE(rmsnorm::round_to(naive, t) == fp64_side(h, t));
+  CHECK(rmsnorm::decode(got, t) == exact_side(h, t));
+  CHECK(a.rounded == got);
+  CHECK(a.fallback);
+  CHECK(rmsnorm::decode(a.lo, t) <= std::min(exact_side(h, t), fp64_side(h, t)));
+  CHECK(rmsnorm::decode(a.hi, t) >= std::max(exact_side(h, t), fp64_side(h, t)));
+}
+
+// The judge counts the oracle's answer as correctly rounded everywhere, and the FP64 one (accepted)
+// as correctly rounded everywhere but at the four hair elements.
+void check_hair_verdicts(const BackwardCase& c, const BackwardResult& got, const BackwardResult& fp64) {
+  const Verdict v = check_backward(c, got, kShape, AccumShape{1, 3});
+  REQUIRE(v.pass);
+  CHECK(v.profile.correctly_rounded == v.profile.elements);
+  CHECK(v.profile.fallbacks >= 4);
+  const Verdict vn = check_backward(c, fp64, kShape, AccumShape{1, 3});
+  REQUIRE(vn.pass);
+  CHECK(vn.profile.correctly_rounded == v.profile.elements - 4);
+}
+
 }  // namespace
 
 TEST_CASE("a backward dx a hair off a midpoint rounds to the exact side, FP64 lands on the other", "[oracle][fallback][backward]") {
@@ -437,25 +462,12 @@ TEST_CASE("a backward dx a hair off a midpoint rounds to the exact side, FP64 la
         double T = 0;
         for (std::size_t j = 0; j < 8; ++j) T += static_cast<double>(c.dy[i0 + j]) * c.g[j] * c.x[i0 + j];
         const double naive = c.dy[i0] * static_cast<double>(c.g[0]) - c.x[i0] * (T / 8);
-        REQUIRE(naive == mid_of(h, t) - h.side * U);
-        REQUIRE(rmsnorm::round_to(naive, t) == fp64_side(h, t));
-        CHECK(rmsnorm::decode(got.dx[i0], t) == exact_side(h, t));
-        CHECK(acc.dx[i0].rounded == got.dx[i0]);
-        CHECK(acc.dx[i0].fallback);
-        // The kernel bound exceeds U: both neighbours are accepted.
-        CHECK(rmsnorm::decode(acc.dx[i0].lo, t) <= std::min(exact_side(h, t), fp64_side(h, t)));
-        CHECK(rmsnorm::decode(acc.dx[i0].hi, t) >= std::max(exact_side(h, t), fp64_side(h, t)));
+        check_hair_element(acc.dx[i0], got.dx[i0], h, t, naive, U);
         fp64.dx[i0] = rmsnorm::encode(naive, t);
       }
       CHECK(fb >= 4);
       CHECK(backward_rounded(c, Evaluation::exact_only).dx == got.dx);
-      const Verdict v = check_backward(c, got, kShape, AccumShape{1, 3});
-      REQUIRE(v.pass);
-      CHECK(v.profile.correctly_rounded == v.profile.elements);
-      CHECK(v.profile.fallbacks >= 4);
-      const Verdict vn = check_backward(c, fp64, kShape, AccumShape{1, 3});
-      REQUIRE(vn.pass);
-      CHECK(vn.profile.correctly_rounded == v.profile.elements - 4);
+      check_hair_verdicts(c, got, fp64);
     }
 }
 
@@ -477,23 +489,11 @@ TEST_CASE("a backward dg a hair off a midpoint rounds to the exact side, FP64 la
         CAPTURE(j, h.c, h.side);
         double s = 0;  // the FP64 evaluation
         for (std::size_t r = 0; r < 7; ++r) s += static_cast<double>(c.dy[r * 4 + j]) * c.x[r * 4 + j] * c.rstd[r];
-        REQUIRE(s == mid_of(h, t) - h.side * U);
-        REQUIRE(rmsnorm::round_to(s, t) == fp64_side(h, t));
-        CHECK(rmsnorm::decode(got.dg[j], t) == exact_side(h, t));
-        CHECK(acc.dg[j].rounded == got.dg[j]);
-        CHECK(acc.dg[j].fallback);
-        CHECK(rmsnorm::decode(acc.dg[j].lo, t) <= std::min(exact_side(h, t), fp64_side(h, t)));
-        CHECK(rmsnorm::decode(acc.dg[j].hi, t) >= std::max(exact_side(h, t), fp64_side(h, t)));
+        check_hair_element(acc.dg[j], got.dg[j], h, t, s, U);
         fp64.dg[j] = rmsnorm::encode(s, t);
       }
       CHECK(fb >= 4);
       CHECK(backward_rounded(c, Evaluation::exact_only).dg == got.dg);
-      const Verdict v = check_backward(c, got, kShape, AccumShape{1, 3});
-      REQUIRE(v.pass);
-      CHECK(v.profile.correctly_rounded == v.profile.elements);
-      CHECK(v.profile.fallbacks >= 4);
-      const Verdict vn = check_backward(c, fp64, kShape, AccumShape{1, 3});
-      REQUIRE(vn.pass);
-      CHECK(vn.profile.correctly_rounded == v.profile.elements - 4);
+      check_hair_verdicts(c, got, fp64);
     }
 }
