@@ -3,6 +3,8 @@
 // same run; "A/B x" is the other variant's time over this one's, "of the copy" the ratio to a
 // device-to-device copy of the same bytes. fp16 rows take the bf16 rule: the same kernels and sizes.
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include "rmsnorm/dispatch.h"
 #include "rmsnorm/validate.h"
@@ -171,17 +173,35 @@ bool matches(const Rule& r, const Query& q) {
   return false;
 }
 
+namespace {
+// Each variant's rows, found by one hash lookup: the dispatcher asks for every variant it passes
+// on every call. The rows of a variant are contiguous (test_dispatch checks it).
+struct Span {
+  std::size_t begin = 0, end = 0;
+};
+const Span* rows_of(const char* variant) {
+  static const std::unordered_map<std::string_view, Span> spans = [] {
+    std::unordered_map<std::string_view, Span> m;
+    for (std::size_t i = 0; i < kRules.size(); ++i) {
+      const auto [it, fresh] = m.try_emplace(kRules[i].variant, Span{i, i + 1});
+      if (!fresh) it->second.end = i + 1;
+    }
+    return m;
+  }();
+  const auto it = spans.find(variant);
+  return it == spans.end() ? nullptr : &it->second;
+}
+}  // namespace
+
 const Rule* deciding_rule(const char* variant, const Query& q) {
-  for (const Rule& r : kRules)
-    if (std::strcmp(r.variant, variant) == 0 && matches(r, q)) return &r;
+  const Span* span = rows_of(variant);
+  if (!span) return nullptr;
+  for (std::size_t i = span->begin; i < span->end; ++i)
+    if (std::strcmp(kRules[i].variant, variant) == 0 && matches(kRules[i], q)) return &kRules[i];
   return nullptr;
 }
 
-bool has_rules(const char* variant) {
-  for (const Rule& r : kRules)
-    if (std::strcmp(r.variant, variant) == 0) return true;
-  return false;
-}
+bool has_rules(const char* variant) { return rows_of(variant) != nullptr; }
 
 bool prefers(const Variant& v, const Query& q) {
   if (v.is_mutant() || v.external || !has_rules(v.name.c_str())) return true;

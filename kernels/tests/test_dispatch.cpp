@@ -363,6 +363,16 @@ std::vector<std::int64_t> corners(const rmsnorm::dispatch::Range& r, std::int64_
 // there (or an earlier row of the same variant does), and the dispatcher never takes a variant
 // where its deciding row says pass. Where a take row decides and the variant implements the
 // arguments, the dispatcher takes it or a variant registered before it.
+TEST_CASE("the dispatch table keeps each variant's rows together", "[host]") {
+  const auto& rules = rmsnorm::dispatch::rules();
+  for (std::size_t i = 0; i < rules.size(); ++i)
+    for (std::size_t j = i + 2; j < rules.size(); ++j) {
+      INFO(rules[i].variant << " at rows " << i << " and " << j);
+      if (std::string(rules[i].variant) == rules[j].variant)
+        for (std::size_t k = i + 1; k < j; ++k) CHECK(std::string(rules[k].variant) == rules[i].variant);
+    }
+}
+
 TEST_CASE("the dispatcher follows every row of the dispatch table", "[host]") {
   int checked = 0, taken = 0;
   for (const rmsnorm::dispatch::Rule& r : rmsnorm::dispatch::rules()) {
