@@ -373,7 +373,8 @@ std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
   if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
     range += " (fp32 rows " + std::to_string(v.min_dim_for(rmsnorm::DType::f32)) + " to " +
              std::to_string(v.max_dim_for(rmsnorm::DType::f32)) + ")";
-  out.push_back(range + (v.packed_rows ? ", packed rows only" : v.aligned_rows ? ", 16-byte aligned rows" : ", any layout"));
+  out.push_back(range + (v.packed_rows ? ", packed rows only" : v.aligned_rows ? ", 16-byte aligned rows" : ", any layout") +
+                (v.shared_frame ? ", x, y and o in one 16-byte frame" : "") + (v.same_type_weights ? ", weights of x's type" : ""));
   // The tolerance is the judge's: the declared shape within its limits, else a sequential sum.
   auto shape_line = [&](const char* what, bool is_row, std::int64_t n) {
     rmsnorm::AccumShape s;

@@ -52,8 +52,9 @@ void print_variants(const std::string& pattern, bool mutants) {
     if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
       std::printf(" (fp32 rows: %lld <= D <= %lld)", static_cast<long long>(v.min_dim_for(rmsnorm::DType::f32)),
                   static_cast<long long>(v.max_dim_for(rmsnorm::DType::f32)));
-    std::printf("%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
-                v.packed_rows ? ", packed rows (stride = D)" : "");
+    std::printf("%s%s%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
+                v.packed_rows ? ", packed rows (stride = D)" : "", v.shared_frame ? ", x, y and o in one 16-byte frame" : "",
+                v.same_type_weights ? ", weights of x's type" : "");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());
@@ -91,6 +92,7 @@ std::string md_range(const rmsnorm::Variant& v) {
 
 std::string md_layout(const rmsnorm::Variant& v) {
   if (v.packed_rows) return v.aligned_rows ? "packed, aligned" : "packed";
+  if (v.shared_frame) return "any, x/y/o in one 16-byte frame";
   return v.aligned_rows ? "aligned" : "any";
 }
 

@@ -124,6 +124,8 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   a.target_f32_max_dim = v.max_dim_for(DType::f32);
   a.target_aligned = v.aligned_rows;
   a.target_packed = v.packed_rows;
+  a.target_shared_frame = v.shared_frame;
+  if (v.same_type_weights) a.g_f32 = false;
   // A range that starts past the domain's widest draw moves the domain up to it.
   const std::int64_t lowest = std::min(v.min_dim_for(DType::bf16), v.min_dim_for(DType::f32));
   const std::int64_t highest = std::max(v.max_dim_for(DType::bf16), v.max_dim_for(DType::f32));
@@ -206,7 +208,7 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     const std::int64_t lo = std::max({std::min(d.target_min_dim, f32_lo), d.min_dim, std::int64_t{1}});
     const std::int64_t hi = std::min(std::max(d.target_max_dim, f32_hi), d.max_dim);
     const bool outside = c.dim < lo || c.dim > hi;
-    if (lo <= hi && (outside || d.target_aligned || d.target_packed) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
+    if (lo <= hi && (outside || d.target_aligned || d.target_packed || d.target_shared_frame) && ch.pick({d.target_always ? 0u : 2u, 1u}) == 1) {
       aimed = true;
       if (outside) c.dim = draw_dim_in(ch, lo, hi);
     }
@@ -283,6 +285,14 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
       }
       l.y_pad = pad();
       l.y_offset = off(c.y_type);
+      // One 16-byte frame for a target that needs it: o and y take x's geometry (same element
+      // size: an FP8 y cannot share it, and such a target declines FP8 outputs anyway).
+      if (aimed && d.target_shared_frame && !c.has_quant()) {
+        l.o_pad = c.has_add() ? l.x_pad : 0;
+        l.o_offset = c.has_add() ? l.x_offset : 0;
+        l.y_pad = l.x_pad;
+        l.y_offset = l.x_offset;
+      }
     } else {
       l.dy_pad = pad();
       l.dy_offset = off(c.x_type);

@@ -76,8 +76,12 @@ Variant make(std::string name, std::string description) {
               : (P == Path::element_row || P == Path::realigned_row || P == Path::packed_rows ||
                  P == Path::shifted_row)                                                      ? 8192
                                        : std::int64_t{1} << 24;
-  v.aligned_rows = P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
-                   P == Path::large_d_pair || P == Path::cluster_row || P == Path::bulk_ring;
+  // M19 takes misaligned rows down the vector path: it claims any alignment, so draws reach it.
+  v.aligned_rows = (P == Path::warp_row || P == Path::block_row || P == Path::staged_rows || P == Path::large_d ||
+                    P == Path::large_d_pair || P == Path::cluster_row || P == Path::bulk_ring) &&
+                   M != Mutant::M19_misaligned_as_aligned;
+  v.shared_frame = P == Path::shifted_row;
+  v.same_type_weights = M != Mutant::none;  // fwd::mutant carriage: same-type weights only
   if constexpr (P == Path::bulk_ring) v.f32_max_dim = fwd::kRingMaxDim32;
   return v;
 }

@@ -76,6 +76,11 @@ struct Variant {
   std::int64_t f32_min_dim = 0, f32_max_dim = 0;
   bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
   bool packed_rows = false;   // takes packed rows only (every row stride = D), any alignment
+  // Takes rows of any alignment, but x, y (and o) in one 16-byte frame: equal base offsets and
+  // row strides of equal residue, both modulo 16 bytes (fwd.shifted_row: its vectors start at
+  // the same column in every tensor of a row).
+  bool shared_frame = false;
+  bool same_type_weights = false;  // g has x's type only (the mutants carry no other)
   // What the variant claims, as bit sets (1 << DType / Convention / Quant); 0: not declared, and
   // can_implement() alone decides. Plugins declare them; certificates list what was claimed.
   std::uint32_t dtypes = 0, conventions = 0, quant_modes = 0;

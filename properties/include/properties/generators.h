@@ -84,10 +84,11 @@ struct Domain {
   std::int64_t target_f32_min_dim = 0, target_f32_max_dim = 0;  // fp32 rows
   bool target_aligned = false;
   bool target_packed = false;
+  bool target_shared_frame = false;  // y (and o) laid out as x: same pads and offsets
   bool target_always = false;
 
   // Aim at variant v: its declared D ranges and layout (Variant::min_dim_for(), aligned_rows,
-  // packed_rows), and only the input types, conventions and FP8 modes it claims (plugins declare
+  // packed_rows, shared_frame), its weight types (same_type_weights), and only the input types, conventions and FP8 modes it claims (plugins declare
   // them; 0 claims all), dropping the ops that no claimed FP8 mode or convention can reach.
   // Returns "" when draws can land inside what v implements, else why none can (the domain's
   // types, conventions, FP8 modes or widths and v's claims do not meet; the domain is then left
