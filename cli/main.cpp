@@ -10,6 +10,7 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "harness/run.h"
 #include "rmsnorm/mutants.h"
 #include "rmsnorm/plugins.h"
 #include "isolated_step.h"
@@ -96,6 +97,17 @@ int take_plugins(std::vector<std::string>& args) {
 
 }  // namespace
 
+// RMSNORM_TIMINGS=1: where the harness's time went in this process (certify's property suites
+// run in child processes, which print their own).
+namespace {
+void print_timings_if_asked() {
+  const char* t = std::getenv("RMSNORM_TIMINGS");
+  if (t == nullptr || std::string(t) == "0") return;
+  const std::string report = harness::timings_report();
+  if (!report.empty()) std::fprintf(stderr, "%s\n", report.c_str());
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     print_overview(stdout);
@@ -115,7 +127,9 @@ int main(int argc, char** argv) {
     if (name != c.name) continue;
     if (const int status = take_plugins(args); status != cert::kExitOk) return status;
     try {
-      return c.run(args);
+      const int rc = c.run(args);
+      print_timings_if_asked();
+      return rc;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rmsnorm-cert %s: internal error: %s\n", c.name, e.what());
       return cert::kExitError;

@@ -2,7 +2,7 @@
 # tags: the default run excludes [slow] and [gpu]; "<name>.slow" runs [slow] (label slow);
 # "<name>.gpu" runs [gpu] (label gpu) and is reported as skipped (exit 77) without a device.
 function(rmsnorm_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;SUITES" ${ARGN})
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS;SUITES;GPU_SHARDS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE rmsnorm_testmain ${T_LIBS} rmsnorm_warnings)
   target_compile_features(${name} PRIVATE cxx_std_17)
@@ -17,8 +17,19 @@ function(rmsnorm_add_test name)
       add_test(NAME ${name}.slow COMMAND ${name} "[slow]~[gpu]")
       set_tests_properties(${name}.slow PROPERTIES LABELS "slow")
     elseif(suite STREQUAL "gpu")
-      add_test(NAME ${name}.gpu COMMAND ${name} "[gpu]")
-      set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77)
+      # GPU_SHARDS: tags (without brackets) whose [gpu] test cases run as tests of their own,
+      # ${name}.gpu.<tag>, so that `ctest -j` overlaps them; ${name}.gpu runs every other [gpu]
+      # test case (nothing is left out). Each takes 2 OpenMP threads: the gpu preset runs 8 at once.
+      set(rest "[gpu]")
+      foreach(tag IN LISTS T_GPU_SHARDS)
+        add_test(NAME ${name}.gpu.${tag} COMMAND ${name} "[gpu][${tag}]")
+        set_tests_properties(${name}.gpu.${tag} PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77
+                             ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+        string(APPEND rest "~[${tag}]")
+      endforeach()
+      add_test(NAME ${name}.gpu COMMAND ${name} "${rest}")
+      set_tests_properties(${name}.gpu PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77
+                           ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
     endif()
   endforeach()
 endfunction()

@@ -96,7 +96,7 @@ void run_on(const char* id, Memory where, Budget budget) {
 #define RMSNORM_PROPERTY(ID, INVARIANT)                                                         \
   TEST_CASE(ID ": " INVARIANT, "[property]") { run_on(ID, Memory::host, Budget::standard); }    \
   TEST_CASE(ID " (slow budget): " INVARIANT, "[property][slow]") { run_on(ID, Memory::host, Budget::slow); } \
-  TEST_CASE(ID " (CUDA variants): " INVARIANT, "[property][gpu]") { run_on(ID, Memory::device, Budget::standard); }
+  TEST_CASE(ID " (CUDA variants): " INVARIANT, "[property][gpu][" ID "]") { run_on(ID, Memory::device, Budget::standard); }
 
 RMSNORM_PROPERTY("P1", "forward outputs lie in the oracle's acceptance set for every type, width, shape and layout")
 RMSNORM_PROPERTY("P2", "backward dx and dg lie within their magnitude-weighted bounds")
@@ -131,7 +131,7 @@ TEST_CASE("P18 (slow, host): 64-bit offsets: rows beyond 2^31 elements from the 
   run_on("P18", Memory::host, Budget::standard);
 }
 TEST_CASE("P18 (CUDA variants): 64-bit offsets: rows beyond 2^31 elements from the base are read and written correctly",
-          "[property][gpu]") {
+          "[property][gpu][P18]") {
   run_on("P18", Memory::device, Budget::standard);
 }
 

@@ -6,6 +6,9 @@
 // Inputs are checked too: a variant must never write its inputs (except x under fused add).
 #include "harness/run.h"
 
+#include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -29,6 +32,25 @@ using Code = rmsnorm::Status::Code;
 
 constexpr std::int64_t kAlign = 256;
 
+std::atomic<std::int64_t> g_phase_ns[static_cast<int>(Phase::count)];
+std::atomic<std::int64_t> g_executions{0};
+
+// Adds the time from its construction to its destruction to one phase.
+class PhaseClock {
+ public:
+  explicit PhaseClock(Phase p) : phase_(p), start_(std::chrono::steady_clock::now()) {}
+  ~PhaseClock() {
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start_);
+    g_phase_ns[static_cast<int>(phase_)] += ns.count();
+  }
+  PhaseClock(const PhaseClock&) = delete;
+  PhaseClock& operator=(const PhaseClock&) = delete;
+
+ private:
+  Phase phase_;
+  std::chrono::steady_clock::time_point start_;
+};
+
 // One guarded buffer: a host image and, for device variants, its device twin.
 class Region {
  public:
@@ -46,7 +68,10 @@ class Region {
   }
   ~Region() {
 #if RMSNORM_HAVE_CUDA
-    if (device_) cudaFree(device_);
+    if (device_) {
+      PhaseClock clock(Phase::device_memory);
+      cudaFree(device_);
+    }
 #endif
   }
   Region(const Region&) = delete;
@@ -69,6 +94,7 @@ class Region {
     if (where_ == Memory::host) return Status::success();
 #if RMSNORM_HAVE_CUDA
     if (!device_) {
+      PhaseClock clock(Phase::device_memory);
       const cudaError_t e = cudaMalloc(&device_, total_);
       if (e != cudaSuccess) {
         (void)cudaGetLastError();
@@ -77,6 +103,7 @@ class Region {
                                                      ": " + cudaGetErrorString(e));
       }
     }
+    PhaseClock clock(Phase::transfers);
     const cudaError_t e = cudaMemcpy(device_, host_, total_, cudaMemcpyHostToDevice);
     if (e != cudaSuccess) return Status::fail(Code::launch_failed, std::string("upload: ") + cudaGetErrorString(e));
     return Status::success();
@@ -87,6 +114,7 @@ class Region {
   Status download() {
     if (where_ == Memory::host) return Status::success();
 #if RMSNORM_HAVE_CUDA
+    PhaseClock clock(Phase::transfers);
     const cudaError_t e = cudaMemcpy(host_, device_, total_, cudaMemcpyDeviceToHost);
     if (e != cudaSuccess) return Status::fail(Code::launch_failed, std::string("download: ") + cudaGetErrorString(e));
     return Status::success();
@@ -209,13 +237,34 @@ std::vector<std::uint32_t> dense_bits(Region& reg, std::int64_t R, std::int64_t 
 // Runs the variant's launcher, waits for it, and reads every region back.
 template <typename Args, typename Launch>
 Status launch_and_download(Launch launch, const Args& a, Memory where, const std::vector<Region*>& all) {
-  Status st = launch(a);
-  if (st.ok()) st = sync_device(where);
+  Status st;
+  {
+    PhaseClock clock(Phase::launch);
+    st = launch(a);
+    if (st.ok()) st = sync_device(where);
+  }
   if (!st.ok()) return st;
   return for_each_region(all, &Region::download);
 }
 
 }  // namespace
+
+double phase_seconds(Phase p) { return 1e-9 * static_cast<double>(g_phase_ns[static_cast<int>(p)].load()); }
+std::int64_t executions() { return g_executions.load(); }
+
+std::string timings_report() {
+  const std::int64_t n = executions();
+  if (n == 0) return "";
+  const double exec = phase_seconds(Phase::execute), mem = phase_seconds(Phase::device_memory),
+               xfer = phase_seconds(Phase::transfers), launch = phase_seconds(Phase::launch);
+  char line[320];
+  std::snprintf(line, sizeof line,
+                "harness time over %lld runs: %.1f s executing (host images and guard checks %.1f s, device "
+                "memory %.1f s, transfers %.1f s, launch and wait %.1f s), oracle's judgement %.1f s",
+                static_cast<long long>(n), exec, exec - mem - xfer - launch, mem, xfer, launch,
+                phase_seconds(Phase::judge));
+  return line;
+}
 
 rmsnorm::Status device_health() { return sync_device(Memory::device); }
 
@@ -228,6 +277,8 @@ std::string Outcome::summary() const {
 }
 
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L) {
+  PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
+  ++g_executions;
   RawForward out;
   out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;
@@ -325,6 +376,7 @@ Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, con
 }
 
 oracle::Verdict judge_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const oracle::ForwardResult& got) {
+  PhaseClock clock(Phase::judge);
   rmsnorm::AccumShape shape;
   const Status s = rmsnorm::judged_row_shape(v, c.dim, shape);
   if (!s.ok()) {
@@ -338,6 +390,7 @@ oracle::Verdict judge_forward(const rmsnorm::Variant& v, const oracle::ForwardCa
 
 oracle::Verdict judge_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c,
                                const oracle::BackwardResult& got) {
+  PhaseClock clock(Phase::judge);
   rmsnorm::AccumShape rs, ds;
   Status s = rmsnorm::judged_row_shape(v, c.dim, rs);
   if (s.ok()) s = rmsnorm::judged_dg_shape(v, c.rows, ds);
@@ -351,6 +404,8 @@ oracle::Verdict judge_backward(const rmsnorm::Variant& v, const oracle::Backward
 }
 
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
+  PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
+  ++g_executions;
   RawBackward out;
   out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;

@@ -2,11 +2,14 @@
 // named in RMSNORM_PLUGINS are registered first, so a property test run by `rmsnorm-cert certify
 // --plugin` sees the same variants as the tool (a bad plugin: exit 3). When the run selects [gpu] tests and
 // no device is usable, say why and exit 77 so ctest reports "skipped", never "passed".
+// RMSNORM_TIMINGS=1 prints where the harness's time went (harness::timings_report) at exit.
 #define CATCH_CONFIG_RUNNER
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "harness/catch.h"
+#include "harness/run.h"
 #include "rmsnorm/mutants.h"
 #include "rmsnorm/plugins.h"
 #include "rmsnorm/variant.h"
@@ -34,5 +37,10 @@ int main(int argc, char** argv) {
       return 77;
     }
   }
-  return Catch::Session().run(argc, argv);
+  const int rc = Catch::Session().run(argc, argv);
+  if (const char* t = std::getenv("RMSNORM_TIMINGS"); t != nullptr && std::string(t) != "0") {
+    const std::string report = harness::timings_report();
+    if (!report.empty()) std::printf("%s\n", report.c_str());
+  }
+  return rc;
 }

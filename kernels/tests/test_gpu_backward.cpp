@@ -169,7 +169,7 @@ Spec many_rows_spec(std::int64_t rows, std::int64_t dim, const RowTypes& t, int 
 
 }  // namespace
 
-TEST_CASE("every CUDA backward variant is within the oracle's bound on the seed's widths", "[gpu]") {
+TEST_CASE("every CUDA backward variant is within the oracle's bound on the seed's widths", "[gpu][widths]") {
   const auto variants = device_backward_variants();
   if (variants.empty() && narrowing()) return;
   REQUIRE(!variants.empty());
@@ -283,7 +283,7 @@ TEST_CASE("eps = 0: dx is orthogonal to x within the bound", "[gpu]") {
     }
 }
 
-TEST_CASE("many tokens with a different gain per channel: dg sums over tokens", "[gpu]") {
+TEST_CASE("many tokens with a different gain per channel: dg sums over tokens", "[gpu][tokens]") {
   for (const rmsnorm::Variant* v : device_backward_variants())
     for (std::int64_t d : {std::int64_t{64}, std::int64_t{384}, std::int64_t{2048}}) {
       Spec s;
@@ -375,7 +375,7 @@ TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
 // seed-width cases above give a program a few rows at most. R·D = 2^23 here: 3-20 rows per
 // stream, so every ring wraps, every stream of every program has rows, and the streams' dg
 // partials are combined. Each run passes the oracle and repeats bitwise.
-TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu]") {
+TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu][many_rows]") {
   const RowTypes types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
                             {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
   for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8", "bwd.staged_cluster.vec8"}) {
@@ -483,7 +483,7 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
 // chunks over 8 CTAs of 625; 16392; 20004: the row's last chunk half full), and rows one block
 // would hold (4096, 1032). Each case: the oracle (guard bands, poisoned gaps: the rows are
 // padded), a bitwise repeat, and the first rows bitwise those of a batch of those rows alone.
-TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repeats bitwise, batch invariant", "[gpu]") {
+TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repeats bitwise, batch invariant", "[gpu][many_rows_cluster]") {
   const char* name = "bwd.staged_cluster.vec8";
   const rmsnorm::Variant* v = rmsnorm::find_variant(name);
   REQUIRE(v != nullptr);
@@ -584,7 +584,7 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
   REQUIRE(rmsnorm::dispatch::has_rules(streams->name.c_str()));
 }
 
-TEST_CASE("100 repeated runs give bitwise identical dx and dg", "[gpu]") {
+TEST_CASE("100 repeated runs give bitwise identical dx and dg", "[gpu][repeats]") {
   for (const rmsnorm::Variant* v : device_backward_variants())
     for (std::int64_t d : {std::int64_t{200}, std::int64_t{4096}, std::int64_t{30000}}) {
       Spec s;

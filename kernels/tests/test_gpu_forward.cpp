@@ -263,7 +263,7 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
 
 }  // namespace
 
-TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu]") {
+TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu][widths]") {
   const std::int64_t widths[] = {1, 7, 8, 64, 96, 128, 192, 256, 1000, 1024, 1025, 2048, 4097, 8191, 16384, 20000, 32768, 65536};
   for (DType t : kTypes)
     for (std::int64_t d : widths) {
@@ -297,7 +297,7 @@ TEST_CASE("forward: conventions and eps", "[gpu]") {
   check_all(s);
 }
 
-TEST_CASE("forward: layouts (odd strides, misaligned bases, in place)", "[gpu]") {
+TEST_CASE("forward: layouts (odd strides, misaligned bases, in place)", "[gpu][layouts]") {
   std::vector<harness::Layout> layouts(7);
   layouts[0].x_pad = 3, layouts[0].y_pad = 5;                       // odd strides: scalar only
   layouts[1].x_pad = 8, layouts[1].y_pad = 16;                      // aligned pads: vector paths
@@ -323,7 +323,7 @@ TEST_CASE("forward: layouts (odd strides, misaligned bases, in place)", "[gpu]")
       }
 }
 
-TEST_CASE("forward: special rows (zero, tiny, ±300/65504 fp16, NaN/Inf, outliers)", "[gpu]") {
+TEST_CASE("forward: special rows (zero, tiny, ±300/65504 fp16, NaN/Inf, outliers)", "[gpu][special]") {
   for (Values v : {Values::zero_rows, Values::tiny, Values::fp16_extremes, Values::nan_inf_rows, Values::outliers})
     for (DType t : kTypes)
       for (std::int64_t d : {7, 256, 1025, 8191, 65536}) {
@@ -352,7 +352,7 @@ TEST_CASE("forward: fused add", "[gpu]") {
     }
 }
 
-TEST_CASE("forward: FP8 quantization, every mode, with and without fused add", "[gpu]") {
+TEST_CASE("forward: FP8 quantization, every mode, with and without fused add", "[gpu][fp8]") {
   for (DType fp8 : {DType::e4m3, DType::e5m2})
     for (Quant q : {Quant::static_scale, Quant::dynamic_token, Quant::per_block})
       for (DType t : kTypes)
@@ -416,7 +416,7 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
 // it has stages; the property draws (R <= 300) never get there. R·D = 2^25 here: 8-16 rows per
 // block. Every such run must pass the oracle and equal fwd.block_row (one row per block, the same
 // thread mapping and order) bit for bit: y, rstd, the residual, the FP8 scales.
-TEST_CASE("forward: persistent grids over many rows per block match the oracle and fwd.block_row bitwise", "[gpu]") {
+TEST_CASE("forward: persistent grids over many rows per block match the oracle and fwd.block_row bitwise", "[gpu][many_rows]") {
   const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.block_row");
   const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
   REQUIRE(reference != nullptr);
@@ -454,7 +454,7 @@ TEST_CASE("forward: persistent grids over many rows per block match the oracle a
 // element_row's — on odd widths (every row start at another alignment), odd strides, offset
 // bases down to one element, in place, under the fused add and in every FP8 mode, with enough
 // rows that every alignment of a row start occurs. Each run also passes the oracle.
-TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu]") {
+TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu][realigned]") {
   const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.element_row");
   const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
   REQUIRE(reference != nullptr);
@@ -580,7 +580,7 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 // shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
 // and it equals fwd.large_d (the same mapping and order) bit for bit: rstd, the residual, and y
 // and the FP8 scales but under a dynamic per-token scale (check_many_rows says why).
-TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle and fwd.large_d bitwise, repeats, batch invariant", "[gpu]") {
+TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle and fwd.large_d bitwise, repeats, batch invariant", "[gpu][many_rows]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.bulk_ring");
   const rmsnorm::Variant* large_d = rmsnorm::find_variant("fwd.large_d");
   REQUIRE(v != nullptr);
@@ -701,7 +701,7 @@ TEST_CASE("forward: fwd.block_row over more rows than a wave matches the oracle"
 // these R are 4-6 waves. Every convention (llama has no FP8 output), every FP8 mode, fp32
 // weights, padded rows, a partial last thread (D = 2056: 257 chunks over 96 threads); as controls,
 // not staggered: the plain forward at 8192 (past the stagger's rows), the fused add and FP8 alone.
-TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and the unstaggered kernel bitwise", "[gpu]") {
+TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and the unstaggered kernel bitwise", "[gpu][block_row]") {
   const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
   REQUIRE(block != nullptr);
   if (!selected(block->name)) return;
@@ -727,7 +727,7 @@ TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and 
 // chunks and 128-groups, padded rows: each passes the oracle, repeats bitwise and is batch
 // invariant (check_many_rows); its rstd (and residual) equal the plain block_row forward's (fused
 // add's) on the same rows bit for bit, the same mapping and sum order with no FP8 output.
-TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y) match the oracle, repeat, batch invariant", "[gpu]") {
+TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y) match the oracle, repeat, batch invariant", "[gpu][block_row]") {
   const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
   REQUIRE(block != nullptr);
   if (!selected(block->name)) return;

@@ -64,6 +64,16 @@ struct RawBackward { rmsnorm::Status status; std::string guard_violation; oracle
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
 
+// Where the harness's time goes, summed over the process and its threads: a run's whole
+// execution (building the poisoned host images, checking them afterwards, and the three device
+// phases inside it), device memory (cudaMalloc, cudaFree), transfers (both directions), the
+// variant's launch and the wait for it, and the oracle's judgement. RMSNORM_TIMINGS=1 makes
+// every test executable print timings_report() at exit; `certify --verbose` prints it too.
+enum class Phase : int { execute, device_memory, transfers, launch, judge, count };
+double phase_seconds(Phase p);
+std::int64_t executions();
+std::string timings_report();  // one line; "" before the first run
+
 // The first k rows of a case alone (k ≤ its rows): a batch-invariance check runs both and
 // compares those rows bit for bit.
 oracle::ForwardCase first_rows(const oracle::ForwardCase& c, std::int64_t k);
