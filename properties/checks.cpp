@@ -1184,6 +1184,7 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
     const std::int64_t dim = 128 * ch.between(0, 8) + ch.between(1, 127);
     c.dim = generators::aim_dim(d, c.op, c.x_type, dim, 128);
     c.rows = std::min<std::int64_t>(std::max<std::int64_t>(c.rows, 1), std::max<std::int64_t>(1, d.max_elements / c.dim));
+    if (d.target_aligned && d.layouts) generators::align_rows(c);
   }
   if (id == "P4") {
     const std::int64_t k = ch.between(1, 8) * (ch.pick({1, 1}) ? -1 : 1);
@@ -1202,7 +1203,10 @@ harness::Case draw_property_case(const PropertyInfo& p, Chooser& ch, const Varia
     c.rows = 2;
     // Two thirds of the widths are multiples of 8, so that the vector paths (which need 16-byte
     // row starts: the 2^31 pad keeps them when D·size is a multiple of 16) run the case too.
-    if (ch.pick({2, 1}) == 0) c.dim = generators::aim_dim(d, c.op, c.x_type, (c.dim + 7) / 8 * 8, 8);
+    // An aligned target gets only those: the pad cannot align the rows of other widths.
+    const bool vector_width = ch.pick({2, 1}) == 0;
+    const std::int64_t vec = c.has_quant() ? 16 : 8;  // an FP8 y keeps 16-byte rows too
+    if (vector_width || d.target_aligned) c.dim = generators::aim_dim(d, c.op, c.x_type, (c.dim + vec - 1) / vec * vec, vec);
     // Row 1 starts 2^31 + D elements past the base: any 32-bit offset arithmetic wraps.
     c.layout = harness::Layout{};
     if (c.is_forward()) {

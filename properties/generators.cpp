@@ -178,7 +178,8 @@ std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std
     const std::int64_t t_lo = f32 ? d.target_f32_min_dim : d.target_min_dim;
     const std::int64_t t_hi = f32 ? d.target_f32_max_dim : d.target_max_dim;
     if (std::max(lo, t_lo) <= std::min(hi, t_hi)) lo = std::max(lo, t_lo), hi = std::min(hi, t_hi);
-    if (d.target_aligned) vec = vector_elements(op);
+    // Without pads a row stride is D itself: only a vector multiple keeps every row aligned.
+    if (d.target_aligned && !d.layouts) vec = vector_elements(op);
   }
   step = std::max<std::int64_t>(step, 1);
   dim = (dim + vec - 1) / vec * vec;
@@ -191,6 +192,26 @@ std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std
     else if (down >= lo) dim = down;
   }
   return dim;
+}
+
+void align_rows(harness::Case& c) {
+  auto top_up = [&](std::int64_t& pad, DType t) {
+    const std::int64_t per = 16 / static_cast<std::int64_t>(rmsnorm::size_of(t));  // elements per 16 bytes
+    pad += (per - (c.dim + pad) % per) % per;
+  };
+  harness::Layout& l = c.layout;
+  l.x_offset = l.o_offset = l.y_offset = l.g_offset = l.dy_offset = l.dx_offset = l.dres_offset = 0;
+  top_up(l.x_pad, c.x_type);
+  if (c.is_forward()) {
+    if (c.has_add()) top_up(l.o_pad, c.x_type);
+    top_up(l.y_pad, c.y_type);
+    if (l.in_place) l.y_pad = c.op == Op::add_forward ? l.o_pad : l.x_pad;
+  } else {
+    top_up(l.dy_pad, c.x_type);
+    top_up(l.dx_pad, c.x_type);
+    if (c.op == Op::add_backward) top_up(l.dres_pad, c.x_type);
+    if (l.in_place) l.dx_pad = l.dy_pad;
+  }
 }
 
 harness::Case draw_case(Chooser& ch, const Domain& d) {
@@ -313,6 +334,8 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     if (c.op == Op::add_forward) { l.y_pad = l.o_pad; l.y_offset = l.o_offset; }
     if (!c.is_forward()) { l.dx_pad = l.dy_pad; l.dx_offset = l.dy_offset; }
   }
+
+  if (aimed_aligned && d.layouts) align_rows(c);
 
   c.generator = kRegimeGenerator;
   c.seed = ch.seed();

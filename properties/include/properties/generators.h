@@ -98,9 +98,13 @@ struct Domain {
 
 // A width for a case of `op` with rows of type x_type, near `dim`: inside [d.min_dim, d.max_dim]
 // and the target's range for that type, a multiple of the 16-byte vector for an aligned target
-// (8 elements, 16 with FP8 outputs: every row tensor, the FP8 one included, keeps 16-byte rows),
-// and congruent to `dim` modulo `step` where the range allows (P9 keeps its residue mod 128).
+// when the domain draws no pads (8 elements, 16 with FP8 outputs: every row tensor, the FP8 one
+// included, keeps 16-byte rows; with pads, any width: align_rows pads the strides), and congruent to `dim` modulo `step` where the range allows (P9 keeps its residue mod 128).
 std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std::int64_t step = 1);
+
+// Pads every row tensor of the case up to a stride of whole 16-byte vectors, offsets none: the
+// rows of any width, its tail included, then start 16-byte aligned (an aligned target's draws).
+void align_rows(harness::Case& c);
 
 // Draw one case (generator "regimes" + a seed). Valid by construction: the variant is "*".
 harness::Case draw_case(Chooser& ch, const Domain& d);
