@@ -19,12 +19,20 @@ function(rmsnorm_add_test name)
     elseif(suite STREQUAL "gpu")
       # GPU_SHARDS: tags (without brackets) whose [gpu] test cases run as tests of their own,
       # ${name}.gpu.<tag>, so that `ctest -j` overlaps them; ${name}.gpu runs every other [gpu]
-      # test case (nothing is left out). Each takes 2 OpenMP threads: the gpu preset runs 8 at once.
+      # test case (nothing is left out). Each takes 2 OpenMP threads (the gpu preset runs 8 at
+      # once), or N for an entry written tag:N (cases of several GiB, filled and checked on the host).
       set(rest "[gpu]")
-      foreach(tag IN LISTS T_GPU_SHARDS)
+      foreach(entry IN LISTS T_GPU_SHARDS)
+        string(REPLACE ":" ";" parts "${entry}")
+        list(GET parts 0 tag)
+        set(threads 2)
+        list(LENGTH parts n)
+        if(n GREATER 1)
+          list(GET parts 1 threads)
+        endif()
         add_test(NAME ${name}.gpu.${tag} COMMAND ${name} "[gpu][${tag}]")
         set_tests_properties(${name}.gpu.${tag} PROPERTIES LABELS "gpu" SKIP_RETURN_CODE 77
-                             ENVIRONMENT "OMP_NUM_THREADS=2;OMP_WAIT_POLICY=passive")
+                             ENVIRONMENT "OMP_NUM_THREADS=${threads};OMP_WAIT_POLICY=passive")
         string(APPEND rest "~[${tag}]")
       endforeach()
       add_test(NAME ${name}.gpu COMMAND ${name} "${rest}")

@@ -279,7 +279,7 @@ TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu][widths]"
     }
 }
 
-TEST_CASE("forward: conventions and eps", "[gpu]") {
+TEST_CASE("forward: conventions and eps", "[gpu][conventions]") {
   for (Convention conv : {Convention::gemma, Convention::no_weight, Convention::llama})
     for (std::int64_t d : {7, 128, 1025, 4097, 65536}) {
       Spec s;
@@ -836,7 +836,7 @@ static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const h
 // in place (y over x, or over o under the fused add: the residual goes over x). Each run passes
 // the oracle (the harness's guard bands catch a write outside the tensors), repeats bitwise, and
 // its first 37 rows are bitwise those of a batch of 37 rows (y, rstd and the residual).
-TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exact at their edges, batch invariant", "[gpu]") {
+TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exact at their edges, batch invariant", "[gpu][packed]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.packed_rows");
   REQUIRE(v != nullptr);
   if (!selected(v->name)) return;
@@ -854,7 +854,7 @@ TEST_CASE("forward: fwd.packed_rows, odd widths through shared-memory tiles, exa
 // Its FP8 outputs: each scale mode, the same widths, types and both ops, every
 // tensor at its own offset (the codes' rows in yet another frame); every row moved one position
 // must keep its codes and scales (the per-token and per-block maxima are order-free).
-TEST_CASE("forward: fwd.packed_rows, FP8 outputs of odd widths, every scale mode, batch invariant", "[gpu]") {
+TEST_CASE("forward: fwd.packed_rows, FP8 outputs of odd widths, every scale mode, batch invariant", "[gpu][packed_fp8]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.packed_rows");
   REQUIRE(v != nullptr);
   if (!selected(v->name)) return;
@@ -869,7 +869,7 @@ TEST_CASE("forward: fwd.packed_rows, FP8 outputs of odd widths, every scale mode
   }
 }
 
-TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at their edges, repeats, batch invariant", "[gpu]") {
+TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at their edges, repeats, batch invariant", "[gpu][shifted]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.shifted_row");
   REQUIRE(v != nullptr);
   if (!selected(v->name)) return;
