@@ -87,13 +87,14 @@ void register_backward_variants(std::vector<Variant>& out) {
     out.push_back(v);
   };
   using namespace bwd;
-  // Dispatch order: the first that can implement the arguments runs.
+  // The dispatcher considers them in this order; the dispatch table (dispatch_table.cpp) says
+  // which it takes where. The first it takes that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096); default for 16-bit rows from R = 1024",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096)",
       streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   add("bwd.staged_cluster.vec8",
-      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536); default for R <= 32 at 8192 < D <= 16384 (fp32: 4096 < D <= 8192), and for 16-bit rows past 16384 (R >= 4, or the fused add)",
+      "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   add("bwd.staged_rows.vec8",
@@ -105,7 +106,7 @@ void register_backward_variants(std::vector<Variant>& out) {
       cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
-      "one program per SM, tiles of packed rows copied as 16-byte vectors into shared-memory stages, two rows per group of threads, any alignment (stride = D, D<=8192, fp32 to 4096); default for misaligned packed rows of D > 2560, 16-bit from R = 2048 (D >= 1025: from R = 512), fp32 from R = 512 or D >= 2049",
+      "one program per SM, tiles of packed rows copied as 16-byte vectors into shared-memory stages, two rows per group of threads, any alignment (stride = D, D<=8192, fp32 to 4096)",
       packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
       kPackedMaxDim16, false, 1, kPackedMaxDim32);
   out.back().packed_rows = true;
