@@ -97,17 +97,6 @@ int take_plugins(std::vector<std::string>& args) {
 
 }  // namespace
 
-// RMSNORM_TIMINGS=1: where the harness's time went in this process (certify's property suites
-// run in child processes, which print their own).
-namespace {
-void print_timings_if_asked() {
-  const char* t = std::getenv("RMSNORM_TIMINGS");
-  if (t == nullptr || std::string(t) == "0") return;
-  const std::string report = harness::timings_report();
-  if (!report.empty()) std::fprintf(stderr, "%s\n", report.c_str());
-}
-}  // namespace
-
 int main(int argc, char** argv) {
   if (argc < 2) {
     print_overview(stdout);
@@ -128,7 +117,9 @@ int main(int argc, char** argv) {
     if (const int status = take_plugins(args); status != cert::kExitOk) return status;
     try {
       const int rc = c.run(args);
-      print_timings_if_asked();
+      // Where the harness's time went in this process (certify's property suites run in child
+      // processes, which print their own).
+      harness::print_timings_if_requested(stderr);
       return rc;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "rmsnorm-cert %s: internal error: %s\n", c.name, e.what());

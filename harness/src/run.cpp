@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -264,6 +265,13 @@ std::string timings_report() {
                 static_cast<long long>(n), exec, exec - mem - xfer - launch, mem, xfer, launch,
                 phase_seconds(Phase::judge));
   return line;
+}
+
+void print_timings_if_requested(std::FILE* out) {
+  const char* t = std::getenv("RMSNORM_TIMINGS");
+  if (t == nullptr || std::string(t) == "0") return;
+  const std::string report = timings_report();
+  if (!report.empty()) std::fprintf(out, "%s\n", report.c_str());
 }
 
 rmsnorm::Status device_health() { return sync_device(Memory::device); }

@@ -5,7 +5,6 @@
 // RMSNORM_TIMINGS=1 prints where the harness's time went (harness::timings_report) at exit.
 #define CATCH_CONFIG_RUNNER
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "harness/catch.h"
@@ -38,9 +37,6 @@ int main(int argc, char** argv) {
     }
   }
   const int rc = Catch::Session().run(argc, argv);
-  if (const char* t = std::getenv("RMSNORM_TIMINGS"); t != nullptr && std::string(t) != "0") {
-    const std::string report = harness::timings_report();
-    if (!report.empty()) std::printf("%s\n", report.c_str());
-  }
+  harness::print_timings_if_requested(stdout);
   return rc;
 }

@@ -86,21 +86,6 @@ Variant make(std::string name, std::string description) {
   return v;
 }
 
-inline const char* path_variant_name(Path p) {
-  switch (p) {
-    case Path::warp_row: return "fwd.warp_row";
-    case Path::block_row: return "fwd.block_row";
-    case Path::staged_rows: return "fwd.staged_rows";
-    case Path::large_d: return "fwd.large_d";
-    case Path::large_d_pair: return "fwd.large_d_pair";
-    case Path::element_row: return "fwd.element_row";
-    case Path::realigned_row: return "fwd.realigned_row";
-    case Path::packed_rows: return "fwd.packed_rows";
-    case Path::cluster_row: return "fwd.cluster_row";
-    case Path::bulk_ring: return "fwd.bulk_ring";
-    case Path::shifted_row: return "fwd.shifted_row";
-    default: return "fwd.scalar";
-  }
-}
+inline std::string path_variant_name(Path p) { return std::string("fwd.") + fwd::path_name(p); }
 
 }  // namespace rmsnorm::cuda

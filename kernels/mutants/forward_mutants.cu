@@ -12,7 +12,7 @@ namespace {
 template <Mutant M, Path P>
 void add(std::vector<Variant>& out) {
   out.push_back(make<M, P>(std::string(kMutantPrefix) + path_variant_name(P) + "." + to_string(M),
-                           std::string(path_variant_name(P)) + " with " + mutant_description(M)));
+                           path_variant_name(P) + " with " + mutant_description(M)));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,8 @@ enum class Phase : int { execute, device_memory, transfers, launch, judge, count
 double phase_seconds(Phase p);
 std::int64_t executions();
 std::string timings_report();  // one line; "" before the first run
+// Prints timings_report() to `out` when RMSNORM_TIMINGS is set (and not "0") and a run happened.
+void print_timings_if_requested(std::FILE* out);
 
 // The first k rows of a case alone (k ≤ its rows): a batch-invariance check runs both and
 // compares those rows bit for bit.
