@@ -3,10 +3,13 @@
 // kill matrix says which property killed which mutant, after how many cases, with the
 // counterexample line. A surviving mutant is a failure (exit 1): a missing property, or an
 // equivalent mutant that must be argued in the code.
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -49,6 +52,72 @@ std::string cell(const MutantRow& m, const std::string& id) {
   }
   if (!any) return " ";
   return na ? "-" : ".";
+}
+
+// --first-kill: every mutant's property tests in one pool of `jobs` children, property by
+// property across the mutants (the first properties kill most), and nothing more is started for a
+// mutant once it is killed. A mutant that survives every property then replays the corpus.
+void run_pooled(std::vector<MutantRow>& rows, std::int64_t budget, int jobs, double timeout) {
+  const SuiteListing listings[2] = {list_property_tests(false), list_property_tests(true)};
+  struct Task { std::size_t row; const PropertyExecutable* exe; const std::string* name; };
+  std::vector<Task> tasks;
+  std::vector<std::size_t> live;
+  for (std::size_t m = 0; m < rows.size(); ++m) {
+    if (rows[m].skipped) continue;
+    live.push_back(m);
+    rows[m].suite.problems = listings[rows[m].variant->memory == rmsnorm::Memory::device].problems;
+  }
+  std::size_t longest = 0;
+  for (const SuiteListing& l : listings) longest = std::max(longest, l.count());
+  for (std::size_t k = 0; k < longest; ++k)
+    for (std::size_t m : live) {
+      const SuiteListing& l = listings[rows[m].variant->memory == rmsnorm::Memory::device];
+      std::size_t at = k;
+      for (const auto& [exe, names] : l.tests) {
+        if (at < names.size()) {
+          tasks.push_back({m, &exe, &names[at]});
+          break;
+        }
+        at -= names.size();
+      }
+    }
+  std::vector<char> dead(rows.size(), 0);
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::size_t finished = 0, killed = 0;
+  Progress progress("[mutants] ");
+  progress.phase();
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t i = next.fetch_add(1);
+      if (i >= tasks.size()) return;
+      const Task& t = tasks[i];
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (dead[t.row]) {
+          ++finished;
+          continue;
+        }
+      }
+      PropertyResult r = run_property_test(*t.exe, *t.name, rows[t.row].variant->name, budget, timeout);
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      rows[t.row].seconds += r.seconds;
+      if (kills(r.verdict) && !dead[t.row]) {
+        dead[t.row] = 1;
+        ++killed;
+      }
+      rows[t.row].suite.results.push_back(std::move(r));
+      progress.step(std::to_string(killed) + " of " + std::to_string(live.size()) + " killed, property tests", finished,
+                    tasks.size());
+    }
+  };
+  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(tasks.size())));
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  progress.done();
 }
 
 }  // namespace
@@ -96,14 +165,17 @@ int run_mutants(const Args& args) {
     if (m.variant->memory == rmsnorm::Memory::device && !device.available) {
       m.skipped = true;
       m.skip_reason = device.reason;
-      continue;
     }
+  }
+  if (first_kill) run_pooled(rows, budget, static_cast<int>(jobs), timeout);
+  for (MutantRow& m : rows) {
+    if (m.skipped) continue;
     const auto t0 = std::chrono::steady_clock::now();
     Progress progress("[" + m.variant->name + "] ");
-    m.suite = run_suite(*m.variant, budget, static_cast<int>(jobs), timeout, progress, first_kill);
+    if (!first_kill) m.suite = run_suite(*m.variant, budget, static_cast<int>(jobs), timeout, progress, false);
     if (!(first_kill && m.killed())) m.corpus = replay_corpus(*m.variant, corpus, progress, true);
     progress.done();
-    m.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    m.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<std::string> killers;
     for (const auto& r : m.suite.results)
       if (kills(r.verdict)) killers.push_back(r.id);

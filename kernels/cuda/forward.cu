@@ -43,17 +43,15 @@ void register_forward_variants(std::vector<Variant>& out) {
   out.push_back(make<Mutant::none, Path::cluster_row>(
       "fwd.cluster_row", "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, the row sum (and the dynamic FP8 amax) through distributed shared memory"));
   out.push_back(make<Mutant::none, Path::bulk_ring>(
-      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): fwd.large_d's mapping and bits (but the dynamic per-token FP8 scale where fwd.large_d fuses its amax), each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots without FP8 outputs held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory)"));
+      "fwd.bulk_ring", "aligned rows, a whole row in shared memory (16-bit D <= 114688 and fp32 <= 57344 on a 227 KB device; the fused add one slot less): forward and fused add (no FP8 outputs): fwd.large_d's mapping and bits, each block's rows streamed into a ring of shared-memory slots by bulk copies (Hopper), 16-bit rows of up to 8 slots held in registers from the first pass (their 16-bit weights, in the plain forward, staged in shared memory)"));
   out.push_back(make<Mutant::none, Path::large_d_pair>(
       "fwd.large_d_pair", "D <= 2^24: fwd.large_d with 512-thread blocks, two per SM, each caching its row in half the SM's shared memory"));
   out.push_back(make<Mutant::none, Path::large_d>(
       "fwd.large_d", "D <= 2^24: a 1024-thread block per row, row cached in shared memory (re-read beyond it)"));
   out.push_back(make<Mutant::none, Path::shifted_row>(
       "fwd.shifted_row", "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead"));
-  out.back().ops = (1u << static_cast<int>(Op::forward)) | (1u << static_cast<int>(Op::add_forward));
   out.push_back(make<Mutant::none, Path::packed_rows>(
       "fwd.packed_rows", "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), outputs stored element by element"));
-  out.back().packed_rows = true;
   out.push_back(make<Mutant::none, Path::realigned_row>(
       "fwd.realigned_row", "D <= 8192, any alignment: fwd.element_row with the row moved through shared memory in 16-byte vectors"));
   out.push_back(make<Mutant::none, Path::element_row>(

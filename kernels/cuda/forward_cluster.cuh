@@ -74,12 +74,11 @@ inline Status cluster_launch_status() {
                                "no thread-block cluster launch on this device (sm_90+)");
 }
 
-template <typename T, typename G, bool kQuant, bool kAdd>
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
 __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
     __launch_bounds__(fwd_cluster_shape_of<T>.max_threads, fwd_cluster_shape_of<T>.min_blocks)
     fwd_cluster_kernel(Params p, std::int64_t slice_chunks) {
   namespace cg = cooperative_groups;
-  constexpr Mutant M = Mutant::none;
   constexpr int S = fwd_cluster_shape_of<T>.slots;
   __shared__ float sum_partials[kWarp];
   __shared__ float max_partials[kWarp];

@@ -433,7 +433,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
   static_assert(!kEarlyW || (M == Mutant::none && !kStaged), "early weights: the product's register form");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
   constexpr bool kBlock = LANES == 0;
-  static_assert(!kStaged || (kBlock && M == Mutant::none), "staged rows: the block form of the product");
+  static_assert(!kStaged || kBlock, "staged rows: the block form");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   constexpr int kTensors = kAdd ? 2 : 1;  // staged: x (and o)
   __shared__ float sum_partials[kWarp];
@@ -1026,7 +1026,7 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
   // a row of the one-block-per-row form pays a global load, a conversion and the convention per
   // element for its weights, and a block launch (ncu: 60 instructions per element at D = 1025,
   // 0.45 of the copy). Same mapping, order and arithmetic: the same bits.
-  static_assert(!kPersistent || (kRealign && M == Mutant::none), "persistent rows: the realigned product only");
+  static_assert(!kPersistent || kRealign, "persistent rows: the realigned form only");
   [[maybe_unused]] float w_held[kPersistent ? K : 1];
   if constexpr (kPersistent) {
 #pragma unroll
@@ -1036,7 +1036,6 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
     }
   }
   auto row_body = [&](const std::int64_t row) {
-    static_assert(!kRealign || M == Mutant::none, "realigned rows: the product only");
     // kRealign: two row buffers of realign_buffer_bytes(D, sizeof(T)) in dynamic shared memory
     // (x, then the residual or y; o, then y under the fused add).
     extern __shared__ __align__(16) unsigned char realign_mem[];

@@ -195,13 +195,28 @@ inline constexpr bool mutant_needs_add = M == Mutant::M17_add_unrounded_sum;
 template <Mutant M>
 inline constexpr bool mutant_carries_quant = M == Mutant::none || mutant_needs_quant<M>;
 
-template <Mutant M>
+// A path whose every op has FP8 outputs (fwd.staged_rows) carries its mutants' bugs there.
+template <Mutant M, bool kQuantPath = false>
+inline constexpr bool carries_quant = mutant_carries_quant<M> || kQuantPath;
+// A mutant carries 16-bit rows with weights of the same type only (fewer kernels to compile).
+template <Mutant M, typename T, typename G>
+inline constexpr bool carries_types = M == Mutant::none || (std::is_same_v<T, G> && sizeof(T) == 2);
+
+template <Mutant M, bool kQuantPath = false>
 inline std::uint32_t ops_mask() {
   auto bit = [](Op o) { return 1u << static_cast<int>(o); };
   if constexpr (mutant_needs_quant<M>) return bit(Op::forward_quant) | bit(Op::add_forward_quant);
-  if constexpr (mutant_needs_add<M>) return bit(Op::add_forward);
-  if constexpr (!mutant_carries_quant<M>) return bit(Op::forward) | bit(Op::add_forward);
+  if constexpr (mutant_needs_add<M>) return bit(Op::add_forward) | (kQuantPath ? bit(Op::add_forward_quant) : 0u);
+  if constexpr (!carries_quant<M, kQuantPath>) return bit(Op::forward) | bit(Op::add_forward);
   return bit(Op::forward) | bit(Op::add_forward) | bit(Op::forward_quant) | bit(Op::add_forward_quant);
+}
+// The ops a path implements (before its mutant's restriction).
+inline constexpr std::uint32_t path_ops(Path path) {
+  constexpr std::uint32_t fwd = 1u << static_cast<int>(Op::forward), add = 1u << static_cast<int>(Op::add_forward);
+  constexpr std::uint32_t quant = (1u << static_cast<int>(Op::forward_quant)) | (1u << static_cast<int>(Op::add_forward_quant));
+  if (path == Path::staged_rows) return quant;  // FP8 outputs only (can_implement says why)
+  if (path == Path::shifted_row || path == Path::bulk_ring) return fwd | add;
+  return fwd | add | quant;
 }
 
 inline DType effective_g_type(const ForwardArgs& a) {
@@ -276,9 +291,10 @@ Status can_implement(Path path, const ForwardArgs& a) {
     return Status::fail(Status::Code::unsupported, who + ": D = " + std::to_string(D) +
                                                        " exceeds 2^24 (the fp32 division by D would round D)");
   if constexpr (M != Mutant::none) {
-    if (effective_g_type(a) != a.x.type)
-      return Status::fail(Status::Code::unsupported, "mutants carry only same-type weights");
-    if (!((ops_mask<M>() >> static_cast<int>(op_of(a))) & 1u))
+    if (size_of(a.x.type) != 2 || effective_g_type(a) != a.x.type)
+      return Status::fail(Status::Code::unsupported, "mutants carry only 16-bit rows with same-type weights");
+    const std::uint32_t carried = path == Path::staged_rows ? ops_mask<M, true>() : ops_mask<M>();
+    if (!((carried >> static_cast<int>(op_of(a))) & 1u))
       return Status::fail(Status::Code::unsupported, "this mutant carries other ops only");
   }
   if (a.rows == 0) return Status::success();  // a no-op is implementable by every path
@@ -342,6 +358,8 @@ Status can_implement(Path path, const ForwardArgs& a) {
     if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
   }
   if (path == Path::bulk_ring) {
+    if (a.quant != Quant::none)
+      return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (fwd.large_d runs them)");
     const Status c = bulk_copy_status();
     if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
     const bool add = a.o.data != nullptr;
@@ -377,7 +395,7 @@ Status can_implement(Path path, const ForwardArgs& a) {
 
 // Calls f(TypeTag<T>, TypeTag<G>, bool_constant<kQuant>, bool_constant<kAdd>) for the
 // instantiation the arguments need, if the mutant carries it. False when it does not.
-template <Mutant M, typename F>
+template <Mutant M, bool kQuantPath = false, typename F>
 bool dispatch(const ForwardArgs& a, F&& f) {
   const bool quant = a.quant != Quant::none;
   const bool add = a.o.data != nullptr;
@@ -385,12 +403,11 @@ bool dispatch(const ForwardArgs& a, F&& f) {
   dispatch_activation_weight(a.x.type, effective_g_type(a), [&](auto tt, auto gt) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
-    constexpr bool kTypesCarried = M == Mutant::none || std::is_same_v<T, G>;
-    if constexpr (kTypesCarried) {
+    if constexpr (carries_types<M, T, G>) {
       auto go = [&](auto q, auto ad) {
         constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
         constexpr bool kCarried = (!mutant_needs_quant<M> || kQ) && (!mutant_needs_add<M> || kA) &&
-                                  (mutant_carries_quant<M> || !kQ);
+                                  (carries_quant<M, kQuantPath> || !kQ);
         if constexpr (kCarried) {
           f(tt, gt, q, ad);
           launched = true;
@@ -435,14 +452,14 @@ cudaError_t persistent_grid(Kernel kernel, int threads, std::size_t smem, std::i
 // R = 0 a no-op, the kernel parameters and the stream, the instantiation the arguments need
 // (dispatch), then the runtime's verdict. `launch(tt, gt, q, ad, p, s, result)` launches, or sets
 // `result` to a failure of its own set-up (occupancy, shared-memory opt-in) and launches nothing.
-template <Mutant M, typename Launch>
+template <Mutant M, bool kQuantPath = false, typename Launch>
 Status run_path(Path path, const ForwardArgs& a, Launch&& launch) {
   Status st = can_implement<M>(path, a);
   if (!st.ok() || a.rows == 0) return st;
   const Params p = make_params(a);
   cudaStream_t s = as_stream(a.stream);
   Status result = Status::success();
-  dispatch<M>(a, [&](auto tt, auto gt, auto q, auto ad) { launch(tt, gt, q, ad, p, s, result); });
+  dispatch<M, kQuantPath>(a, [&](auto tt, auto gt, auto q, auto ad) { launch(tt, gt, q, ad, p, s, result); });
   if (!result.ok()) return result;
   const std::string who = std::string("fwd.") + path_name(path);
   return launch_status(who.c_str());
@@ -592,8 +609,7 @@ Status run_block_row(const ForwardArgs& a) {
 
 template <Mutant M>
 Status run_staged_rows(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.staged_rows carries no mutants");
-  return run_path<M>(Path::staged_rows, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
+  return run_path<M, true>(Path::staged_rows, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
@@ -697,7 +713,6 @@ Status run_large_d(const ForwardArgs& a) {
 
 template <Mutant M>
 Status run_large_d_pair(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.large_d_pair carries no mutants");
   return launch_large_d<M, kSmemPairThreads>(a, Path::large_d_pair);
 }
 
@@ -721,7 +736,6 @@ Status run_element_row(const ForwardArgs& a) {
 // the fused add: 64 KB, beyond the default 48 KB: opted in).
 template <Mutant M>
 Status run_realigned_row(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.realigned_row carries no mutants");
   return run_path<M>(Path::realigned_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
@@ -754,7 +768,6 @@ Status run_realigned_row(const ForwardArgs& a) {
 // forward of packed rows where it measured faster: its rows in the dispatch table.
 template <Mutant M>
 Status run_packed_rows(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.packed_rows carries no mutants");
   return run_path<M>(Path::packed_rows, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
@@ -780,11 +793,11 @@ Status run_packed_rows(const ForwardArgs& a) {
         kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.threads, c.groups, stages);
       };
       if (c.per_thread == kPackedPerThreadWide) {
-        go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA, kQ>);
+        go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA, kQ, M>);
       } else if (c.per_group == kPackedRowsPerGroup) {
-        go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA, kQ>);
+        go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA, kQ, M>);
       } else {
-        go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA, kQ>);
+        go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA, kQ, M>);
       }
     }
   });
@@ -800,7 +813,6 @@ Status run_packed_rows(const ForwardArgs& a) {
 // shared memory.
 template <Mutant M>
 Status run_shifted_row(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.shifted_row carries no mutants");
   return run_path<M>(Path::shifted_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
@@ -823,7 +835,7 @@ Status run_shifted_row(const ForwardArgs& a) {
         grid = std::max<std::int64_t>(grid / period, 1) * period;
         kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.lanes, period);
       };
-      if (c.iters == 5) go(fwd_shifted_kernel<T, G, kA, 5>); else go(fwd_shifted_kernel<T, G, kA, 4>);
+      if (c.iters == 5) go(fwd_shifted_kernel<T, G, kA, 5, M>); else go(fwd_shifted_kernel<T, G, kA, 4, M>);
     }
   });
 }
@@ -866,14 +878,13 @@ std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
 
 template <Mutant M>
 Status run_cluster_row(const ForwardArgs& a) {
-  static_assert(M == Mutant::none, "fwd.cluster_row carries no mutants");
   return run_path<M>(Path::cluster_row, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
     constexpr ClusterShape cs = fwd_cluster_shape_of<T>;
     const int threads = fwd_cluster_threads(a.dim, cs);
-    auto kernel = fwd_cluster_kernel<T, G, kQ, kA>;
+    auto kernel = fwd_cluster_kernel<T, G, kQ, kA, M>;
     const std::int64_t clusters = std::min(fwd_cluster_programs(kernel, threads, cs.max_threads), a.rows);
     if (clusters <= 0) {
       result = Status::fail(Status::Code::launch_failed, "fwd.cluster_row: no 8-CTA cluster of " +

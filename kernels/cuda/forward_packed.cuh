@@ -61,7 +61,7 @@ inline std::int64_t packed_quant_entries(std::int64_t dim, std::size_t elem_byte
   return std::int64_t{packed_fwd_config(dim, elem_bytes).tile_rows()} * ((dim + kQuantGroup - 1) / kQuantGroup);
 }
 
-template <typename T, typename G, int M, int RG, bool kAdd, bool kQuant = false>
+template <typename T, typename G, int M, int RG, bool kAdd, bool kQuant, Mutant MU>
 __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads, 1)
     fwd_packed_kernel(Params p, int group_threads, int groups, int stages) {
   constexpr int kTensors = kAdd ? 2 : 1;
@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       const std::uint32_t xa = shared_address(xs + row * D + c0);
       [[maybe_unused]] const std::uint32_t oa = kAdd ? shared_address(os + row * D + c0) : 0u;
       [[maybe_unused]] const std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
-      SumSquares<T, Mutant::none> sq;
+      SumSquares<T, MU> sq;
       by_warp(full_warp && row < nrows, [&](auto full_c) {
         constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       for (int k = 0; k < RG; ++k) {
         const int row = q * RG + k;
         if (row >= nrows) continue;
-        const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
+        const float r = rstd_of<MU>(ss[k], D, D, p.eps);
         if (gt == 0 && p.rstd != nullptr) p.rstd[row0 + row] = r;
         const std::uint64_t ya = global_address(y + e0 + static_cast<std::int64_t>(row) * D + c0);
         // Column m's y: a predicated store (kPredicated) or a store behind the branch (y formed
@@ -216,10 +216,10 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           };
           if (llama) {
 #pragma unroll
-            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama); });
+            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, MU>(h[k][m], r, w[m], kLlama); });
           } else {
 #pragma unroll
-            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard); });
+            for (int m = 0; m < M; ++m) put_y(m, [&] { return y_of<T, MU>(h[k][m], r, w[m], kStandard); });
           }
         });
       }
@@ -232,15 +232,15 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       for (int k = 0; k < RG; ++k) {
         const int row = q * RG + k;
         const int n = row < nrows ? ncols : 0;
-        const float r = rstd_of<Mutant::none>(ss[k], D, D, p.eps);
+        const float r = rstd_of<MU>(ss[k], D, D, p.eps);
         if (gt == 0 && p.rstd != nullptr && row < nrows) p.rstd[row0 + row] = r;
         bits[k] = 0u;
         if (llama) {
 #pragma unroll
-          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kLlama);
+          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, MU>(h[k][m], r, w[m], kLlama);
         } else {
 #pragma unroll
-          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, Mutant::none>(h[k][m], r, w[m], kStandard);
+          for (int m = 0; m < M; ++m) h[k][m] = y_of<T, MU>(h[k][m], r, w[m], kStandard);
         }
         // Absent columns kept out of the maximum (their y is 0·r·1, NaN where r = inf).
 #pragma unroll
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 #pragma unroll
         for (int k = 0; k < RG; ++k) {
           const int row = q * RG + k;
-          const float s = scale_of<Mutant::none>(amax[k], p);
+          const float s = scale_of<MU>(amax[k], p);
           if (gt == 0 && row < nrows) p.scale[row0 + row] = s;
           inv_row[k] = __fdiv_rn(1.0f, s);
         }
@@ -288,7 +288,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
         }
         __syncthreads();
         if (t < nrows * ngroups) {  // a tile's entries never outnumber the block's threads (test_launch_configs, every D)
-          const float s = scale_of<Mutant::none>(__uint_as_float(group_bits[t]), p);
+          const float s = scale_of<MU>(__uint_as_float(group_bits[t]), p);
           group_bits[t] = 0u;  // for the next tile: its atomics follow its first barrier
           p.scale[row0 * ngroups + t] = s;
           group_inv[t] = __fdiv_rn(1.0f, s);
@@ -307,7 +307,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
             constexpr bool kFull = decltype(full_c)::value;
 #pragma unroll
             for (int m = 0; m < M; ++m) {
-              const unsigned char code = quantize<Mutant::none>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max);
+              const unsigned char code = quantize<MU>(h[k][m], inv_of(k, row, m), p.fp8_fmt, p.fp8_max);
               if constexpr (kFull) {
                 store_global_at(qa + m * kWarp, code);
               } else {

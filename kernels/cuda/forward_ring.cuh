@@ -1,5 +1,5 @@
-// fwd.bulk_ring: the forward family (forward, fused add, FP8 outputs, both fusions) for long aligned
-// rows, each block's rows streamed into a ring of shared-memory slots by bulk copies (sm_90, the
+// fwd.bulk_ring: the plain forward and the fused add (no FP8 outputs: fwd.large_d runs them) for
+// long aligned rows, each block's rows streamed into a ring of shared-memory slots by bulk copies (sm_90, the
 // TMA engine; a variant of its own).
 //
 // Why. fwd.large_d caches a row of D = 65536 (128 KB of bf16) in one 1024-thread block's shared
@@ -11,8 +11,7 @@
 //
 // Layout. A piece is 1024 chunks of 8 elements (16 KB of a 16-bit row, 32 KB of fp32): thread t
 // owns chunk t of every piece, that is chunks t, t + 1024, ... of the row, in that order, the
-// mapping and order of fwd.large_d, so both give the same bits (but a dynamic per-token FP8 scale
-// where fwd.large_d fuses its amax into the loading pass). A row takes P pieces; the block's
+// mapping and order of fwd.large_d, so both give the same bits. A row takes P pieces; the block's
 // rows are row0 = blockIdx.x, row0 + gridDim.x, ... (a persistent grid, one block per SM), and
 // their pieces, in order, are the sequence s = j·P + k (row j of the block, piece k). Piece s goes
 // to slot s mod S of the x ring (S ≥ P: a whole row is in shared memory at once, since r needs all
@@ -20,8 +19,8 @@
 // mbarrier completes phase s div S when the bytes land.
 // A slot is refilled with piece s + S by the last warp to let piece s go (a shared count per slot;
 // no producer thread, no block barrier per piece: forward_ring_kernel.cuh). A warp lets a piece
-// go after its first pass where the row is held in registers (16-bit rows of up to 8 pieces
-// without FP8 outputs: the ring then runs up to S pieces ahead of the block), else after its last
+// go after its first pass where the row is held in registers (16-bit rows of up to 8 pieces:
+// the ring then runs up to S pieces ahead of the block), else after its last
 // pass (S - P pieces ahead while a row is reduced and stored). The fused add streams o through a
 // ring of its own (o is dead once h = RN(x + o) is formed), released piece by piece in the first
 // pass. The plain forward of held rows with 16-bit weights keeps the row's weights in shared
@@ -44,8 +43,8 @@ inline constexpr int kRingThreads = kSmemThreads;      // 1024: fwd.large_d's ma
 inline constexpr int kRingSlotChunks = kRingThreads;    // one chunk per thread per piece
 inline constexpr int kRingMaxSlots = 16;
 // The kernel's static shared memory at most: both rings' full and empty barriers and release
-// counts, the staged weights' barrier, the row reductions' partials (sums and maxima,
-// double-buffered); the kernel asserts it, and test_launch_configs adds it to the ring's dynamic
+// counts, the staged weights' barrier, the row reduction's partials (double-buffered), and as
+// much again in reserve (the geometry's budget is unchanged by it); the kernel asserts it, and test_launch_configs adds it to the ring's dynamic
 // bytes against the block's limit.
 inline constexpr std::size_t kRingStaticSmem = 2 * kRingMaxSlots * (2 * sizeof(std::uint64_t) + sizeof(unsigned)) +
                                                sizeof(std::uint64_t) + 2 * 2 * kWarp * sizeof(float);
@@ -53,7 +52,7 @@ inline constexpr std::size_t kRingStaticSmem = 2 * kRingMaxSlots * (2 * sizeof(s
 // slots of a 16-bit row, 7 of fp32 (the fused add one less); can_implement decides per device.
 inline constexpr std::int64_t kRingMaxDim16 = 14 * kRingSlotChunks * kChunk;
 inline constexpr std::int64_t kRingMaxDim32 = 7 * kRingSlotChunks * kChunk;
-// Held rows: 16-bit rows of at most this many pieces without FP8 outputs are kept in registers
+// Held rows: 16-bit rows of at most this many pieces are kept in registers
 // from the first pass on (8 chunks a thread, 32 registers), so a slot is let go once read.
 inline constexpr int kRingHeldPieces = 8;
 // Staged weights: in the plain forward, where the row is held and the weights are 16-bit, the

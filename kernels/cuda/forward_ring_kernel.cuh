@@ -1,8 +1,10 @@
-// fwd.bulk_ring's kernel (forward_ring.cuh has its design and geometry). Included only by its
-// instantiation unit, forward_bulk_ring.cu, so a change here rebuilds that unit alone.
+// fwd.bulk_ring's kernel and launcher (forward_ring.cuh has its design and geometry). Included
+// only by the units that instantiate the launcher (forward_bulk_ring.cu, the mutants'), so a
+// change here rebuilds those alone.
 #pragma once
 
 #include "async_copy.cuh"
+#include "forward_launch.cuh"
 #include "forward_ring.cuh"
 
 namespace rmsnorm::cuda::fwd {
@@ -76,23 +78,22 @@ __device__ __forceinline__ void ring_release(unsigned* released, std::uint64_t* 
   }
 }
 
-// kHeld (16-bit rows of at most kRingHeldPieces pieces, no FP8 output: those forms spill
-// 300-370 bytes at 64 registers with the row held): each thread keeps its chunks of h in
+// kHeld (16-bit rows of at most kRingHeldPieces pieces): each thread keeps its chunks of h in
 // registers from the first pass on (kRingHeldPieces chunks, 32 registers), so a slot is let go as
 // soon as the first pass has read it and the ring runs up to a whole ring ahead of the block;
 // otherwise a slot is let go after the last pass over it. The same arithmetic either way.
 // kWeights (held rows, 16-bit weights, ring.weights): the row's weights are copied into shared
 // memory once per block, in front of the slots, and the output pass reads them there.
-template <typename T, typename G, bool kQuant, bool kAdd, bool kHeld, bool kWeights>
+template <typename T, typename G, bool kAdd, bool kHeld, bool kWeights, Mutant M>
 __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Ring ring) {
-  constexpr Mutant M = Mutant::none;
-  static_assert(!kHeld || (sizeof(T) == 2 && !kQuant), "held rows: 16-bit chunks (4 registers each), no FP8 output");
+  static_assert(!kHeld || sizeof(T) == 2, "held rows: 16-bit chunks (4 registers each)");
   static_assert(!kWeights || (kHeld && sizeof(G) == 2), "staged weights: held rows, 16-bit weights (16-byte chunks)");
+  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   // Weight chunks loaded at once in the output passes (one L2 round trip for the group's pieces
   // instead of one each: the weights of a row this long do not stay in L1 beside the ring).
   // Fewer where the registers are short (they spill at the 64 registers of 1024 threads
-  // otherwise): held rows and 16-bit FP8 forms two, fp32 rows with FP8 outputs one.
-  constexpr int kGroup = (kHeld || (sizeof(G) == 2 && kQuant)) ? 2 : (sizeof(G) == 2 ? 4 : (sizeof(T) == 4 && kQuant ? 1 : 2));
+  // otherwise): held rows two.
+  constexpr int kGroup = kHeld ? 2 : (sizeof(G) == 2 ? 4 : 2);
   extern __shared__ uint4 smem_ring[];
   __shared__ std::uint64_t full_x[kRingMaxSlots];
   __shared__ std::uint64_t full_o[kAdd ? kRingMaxSlots : 1];
@@ -101,13 +102,12 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
   __shared__ std::uint64_t empty_x[kRingMaxSlots];
   __shared__ std::uint64_t empty_o[kAdd ? kRingMaxSlots : 1];
   __shared__ std::uint64_t full_w;  // the staged weights (kWeights)
-  // The row reductions' partials, double-buffered by row: no block barrier separates one row's
+  // The row reduction's partials, double-buffered by row: no block barrier separates one row's
   // reads of them from the next row's writes other than that row's own reduction.
   __shared__ float sum_partials[2][kWarp];
-  __shared__ float max_partials[2][kWarp];
   static_assert(sizeof(full_x) + sizeof(full_o) + sizeof(released_x) + sizeof(released_o) + sizeof(empty_x) +
                         sizeof(empty_o) + sizeof(full_w) +
-                        sizeof(sum_partials) + sizeof(max_partials) <= kRingStaticSmem,
+                        sizeof(sum_partials) <= kRingStaticSmem,
                 "kRingStaticSmem covers the kernel's static shared memory");
   Chunk<G>* const ws = reinterpret_cast<Chunk<G>*>(smem_ring);  // kWeights: P pieces of weights
   Chunk<T>* const xs = reinterpret_cast<Chunk<T>*>(smem_ring + (kWeights ? std::int64_t{ring.pieces} * kRingSlotChunks : 0));
@@ -185,16 +185,8 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
     };
 
     // Pass 1: h (the fused add writes it to the residual, and to x's slot unless held), Σh²,
-    // thread t's chunks in order. FP8 outputs with a dynamic per-token scale: also
-    // max_j |RN(h_j·w_j)| (the fused amax, fused_amax has its derivation), the weights loaded
-    // with the piece, so that y is formed once, in the quantizing pass, instead of once more in
-    // a pass over the slots and the weights for the amax. Not for the fused add of 16-bit rows
-    // with fp32 weights: that form spilled 4 bytes at 64 registers (CUDA 13), and keeps the max
-    // over the ŷ_j.
+    // thread t's chunks in order.
     SumSquares<T, M> ss;
-    [[maybe_unused]] unsigned hw_bits = 0;
-    constexpr bool kFusedAmax = kQuant && !(kAdd && sizeof(T) == 2 && sizeof(G) == 4);
-    const bool fused = kFusedAmax && static_cast<Quant>(p.quant) == Quant::dynamic_token;
     for_pieces(std::integral_constant<int, 1>{}, [&](int k) {
       const std::int64_t c = std::int64_t{k} * kRingSlotChunks + t;
       const RingPos xp = x_pos(k);
@@ -222,15 +214,6 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         }
 #pragma unroll
         for (int e = 0; e < kChunk; ++e) ss.add(a[e]);
-        if constexpr (kFusedAmax) {
-          if (fused) {
-            float w[kChunk], hw[kChunk];
-            weights_of(weight_chunk<G>(p, c, full, n_tail), p.convention, w);
-#pragma unroll
-            for (int e = 0; e < kChunk; ++e) hw[e] = __fmul_rn(a[e], w[e]);
-            hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
-          }
-        }
       }
       if constexpr (kHeld) {
         hold[k] = h;
@@ -242,15 +225,8 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
         opos.step(SO);
       }
     });
-    // Σh² in block_sum's order either way (the same bits, so the same r as the other forms).
-    float sum = ss.acc;
-    [[maybe_unused]] float hw_max = 0.0f;
-    if (fused) {
-      hw_max = __uint_as_float(hw_bits);
-      block_sum_max<true>(sum, hw_max, sum_partials[j & 1], max_partials[j & 1]);
-    } else {
-      sum = block_sum<true>(ss.acc, sum_partials[j & 1]);
-    }
+    // Σh² in block_sum's order (the same bits, so the same r as the other forms).
+    const float sum = block_sum<kBarrier>(ss.acc, sum_partials[j & 1]);
     const float r = rstd_of<M>(sum, D, nchunks * kChunk, p.eps);
     if (t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
@@ -297,51 +273,57 @@ __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Rin
       });
     };
 
-    if constexpr (!kQuant) {
-      T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
-      for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
-        if (c < nchunks) {
-          float y[kChunk];
-          y_chunk(k, gw, y);
-          store_row_chunk(yr, c, full, n_tail, pack<T>(y));
-        }
-        if constexpr (!kHeld) release_x(k);
-      });
-    } else {
-      unsigned char* qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
-      const Quant mode = static_cast<Quant>(p.quant);
-      // The dynamic scale's amax from pass 1's fused max; the max over the ŷ_j only in
-      // fused_amax's fallback (products below 2^-126, zero rows).
-      const float s_row = row_fp8_scale<M>(p, row, t == 0, [&] {
-        auto y_bits = [&] {
-          unsigned bits = 0;
-          for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
-            if (c < nchunks) {
-              float y[kChunk];
-              y_chunk(k, gw, y);
-              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
-            }
-          });
-          return bits;
-        };
-        if constexpr (kFusedAmax) return fused_amax<true>(hw_max, r, max_partials[j & 1], y_bits);
-        return block_max<true>(__uint_as_float(y_bits()), max_partials[j & 1]);
-      });
-      const float inv_row = __fdiv_rn(1.0f, s_row);
-      // Every thread runs the P steps, so the group butterflies see full warps.
-      for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
-        const bool mine = c < nchunks;
+    T* yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+    for_weighted([&](int k, std::int64_t c, const Chunk<G>& gw) {
+      if (c < nchunks) {
         float y[kChunk];
-        if (mine) y_chunk(k, gw, y);
-        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
-        if constexpr (!kHeld) release_x(k);
-      });
-    }
+        y_chunk(k, gw, y);
+        store_row_chunk(yr, c, full, n_tail, pack<T>(y));
+      }
+      if constexpr (!kHeld) release_x(k);
+    });
     if constexpr (!kHeld) {
       xrow = xrow.plus(P % SX, SX);  // P <= SX: at most one wrap...
       if (P == SX) xrow.parity ^= 1u;  // ...and P == SX lands on the same slot one fill later
     }
   }
+}
+
+// fwd.bulk_ring (forward_ring.cuh): one 1024-thread block per SM on a persistent grid, each
+// streaming its rows into a ring of shared-memory slots by bulk copies.
+template <Mutant M>
+Status run_bulk_ring(const ForwardArgs& a) {
+  return run_path<M>(Path::bulk_ring, a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+    if constexpr (kQ) {  // can_implement declines FP8 outputs
+      result = Status::fail(Status::Code::unsupported, "fwd.bulk_ring: no FP8 outputs");
+    } else {
+    // The plain forward of held rows (16-bit) with 16-bit weights asks for the
+    // weights staged (H200, bf16, D = 40960-65536, R = 4096-32768: 0.75-0.81 of the copy staged,
+    // 0.66-0.77 not). The fused add does not: beside the weights its x and o rings get 3 slots each
+    // at D = 65536 (11 and 3 without), and it runs 0.87 staged against 0.88-0.90.
+    constexpr bool kHeldForm = sizeof(T) == 2;
+    constexpr std::int64_t kStageW = kHeldForm && !kA && sizeof(G) == 2 ? static_cast<std::int64_t>(sizeof(Chunk<G>)) : 0;
+    const RingSmem m = bulk_ring_smem(a.dim, static_cast<std::int64_t>(sizeof(Chunk<T>)), kA, smem_cache_budget(1), kStageW);
+    auto kernel = fwd_ring_kernel<T, G, kA, false, false, M>;
+    if constexpr (kHeldForm) {
+      if (m.ring.pieces <= kRingHeldPieces) kernel = fwd_ring_kernel<T, G, kA, true, false, M>;
+      if constexpr (kStageW > 0) {
+        if (m.ring.weights) kernel = fwd_ring_kernel<T, G, kA, true, true, M>;
+      }
+    }
+    cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(m.bytes));
+    std::int64_t grid = 0;
+    if (e == cudaSuccess) e = persistent_grid(kernel, kRingThreads, m.bytes, a.rows, grid);
+    if (e != cudaSuccess) {
+      result = Status::fail(Status::Code::launch_failed, std::string("fwd.bulk_ring: launch shape: ") + cudaGetErrorString(e));
+      return;
+    }
+    kernel<<<grid_for(grid), kRingThreads, m.bytes, s>>>(p, m.ring);
+    }
+  });
 }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -130,7 +130,7 @@ __device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[I
   return 0.0f;  // fp32 rows have leads 0-3
 }
 
-template <typename T, typename G, bool kAdd, int ITERS>
+template <typename T, typename G, bool kAdd, int ITERS, Mutant M>
 __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd>)
     fwd_shifted_kernel(Params p, int lanes, int period) {
   extern __shared__ __align__(16) unsigned char shifted_mem[];  // the weights at this block's lead
@@ -150,14 +150,14 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
   const int residue = static_cast<int>(blockIdx.x) % period;
   const std::int64_t class_blocks = gridDim.x / period;
   const std::int64_t step = class_blocks * groups;
-  const int L = realign_lead(static_cast<const T*>(p.x) + row_offset(residue, p.x_stride, sizeof(T)));
+  const int L = realign_lead(static_cast<const T*>(p.x) + row_off<M>(residue, p.x_stride, D, sizeof(T)));
   bool table_ready = false;
 
   for (std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x / period) * groups; residue + period * k0 < p.rows;
        k0 += step) {
     const std::int64_t row = residue + period * (k0 + q);
     const bool active = row < p.rows;  // groups past R still join the barriers
-    const T* const xr = static_cast<const T*>(p.x) + row_offset(row, p.x_stride, sizeof(T));
+    const T* const xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
 
     // 1. Every load of the row before any use.
     auto load_row = [&](const T* r, Chunk<T> (&dst)[ITERS]) {
@@ -170,14 +170,14 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     // working through this row's sums and stores).
     const std::int64_t next_row = row + period * step;
     const std::int64_t row_bytes = static_cast<std::int64_t>(D) * static_cast<std::int64_t>(sizeof(T)) + kL2Line;
-    if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.x) + row_offset(next_row, p.x_stride, sizeof(T)), row_bytes, gt, lanes);
+    if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next_row, p.x_stride, D, sizeof(T)), row_bytes, gt, lanes);
     if constexpr (kAdd) {
-      if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_offset(next_row, p.o_stride, sizeof(T)), row_bytes, gt, lanes);
-      const T* const orow = static_cast<const T*>(p.o) + row_offset(row, p.o_stride, sizeof(T));
+      if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next_row, p.o_stride, D, sizeof(T)), row_bytes, gt, lanes);
+      const T* const orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
       Chunk<T> ov[ITERS];
       load_row(orow, ov);
       // 2. h = RN_x(x + o), written back to the residual stream.
-      T* const xw = static_cast<T*>(p.x_out) + row_offset(row, p.x_stride, sizeof(T));
+      T* const xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const int e0 = (i * lanes + gt) * kChunk - L;
@@ -232,11 +232,11 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
       __syncthreads();
       total = partials_allreduce(mine, lane, group_warps, SumOp{}, 0.0f);
     }
-    const float r = rstd_of<Mutant::none>(total, D, D, p.eps);
+    const float r = rstd_of<M>(total, D, D, p.eps);
     if (active && gt == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
     // 4. y = (h·r)·w.
-    T* const yr = static_cast<T*>(p.y) + row_offset(row, p.y_stride, sizeof(T));
+    T* const yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
 #pragma unroll
     for (int i = 0; i < ITERS; ++i) {
       const int c = i * lanes + gt;
@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
       weights_of(*reinterpret_cast<const Chunk<G>*>(table + c * kChunk), p.convention, w);
       float y[kChunk];
 #pragma unroll
-      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, Mutant::none>(chunk_get(h[i], j), r, w[j], p.convention);
+      for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(chunk_get(h[i], j), r, w[j], p.convention);
       store_shifted_chunk(yr, e0, D, pack<T>(y));
     }
   }

@@ -25,9 +25,7 @@ Variant make(std::string name, std::string description) {
   v.description = std::move(description);
   v.memory = Memory::device;
   v.mutant = M;
-  v.ops = fwd::ops_mask<M>();
-  if constexpr (P == Path::staged_rows)  // FP8 outputs only (can_implement says why)
-    v.ops = (1u << static_cast<int>(Op::forward_quant)) | (1u << static_cast<int>(Op::add_forward_quant));
+  v.ops = fwd::ops_mask<M, P == Path::staged_rows>() & fwd::path_ops(P);
   v.row_shape = shape<P>;
   if constexpr (P == Path::warp_row) {
     v.can_implement_forward = fwd::can_warp_row<M>;
@@ -81,7 +79,11 @@ Variant make(std::string name, std::string description) {
                     P == Path::large_d_pair || P == Path::cluster_row || P == Path::bulk_ring) &&
                    M != Mutant::M19_misaligned_as_aligned;
   v.shared_frame = P == Path::shifted_row;
-  v.same_type_weights = M != Mutant::none;  // fwd::mutant carriage: same-type weights only
+  v.packed_rows = P == Path::packed_rows;
+  if constexpr (M != Mutant::none) {  // fwd::carries_types: 16-bit rows, same-type weights
+    v.same_type_weights = true;
+    v.dtypes = (1u << static_cast<int>(DType::bf16)) | (1u << static_cast<int>(DType::f16));
+  }
   if constexpr (P == Path::bulk_ring) v.f32_max_dim = fwd::kRingMaxDim32;
   return v;
 }
