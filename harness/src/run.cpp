@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -52,6 +54,77 @@ class PhaseClock {
   std::chrono::steady_clock::time_point start_;
 };
 
+#if RMSNORM_HAVE_CUDA
+// Device blocks kept for the next run instead of cudaFree (which waits for the device) and
+// cudaMalloc: a certificate runs thousands of cases of a few sizes. A block is reused only whole,
+// by a buffer of the same power-of-two size class (blocks up to kPoolMaxBlock); every upload overwrites the bytes the buffer
+// spans (guards included), so nothing of an earlier run is seen. Blocks over kPoolMaxBlock, or
+// past kPoolMaxBytes held, go back to the device at once. Never freed at exit (the process's
+// context is torn down with it).
+class DevicePool {
+ public:
+  static DevicePool& get() {
+    static DevicePool* pool = new DevicePool;  // leaked on purpose: no cudaFree after CUDA's teardown
+    return *pool;
+  }
+  static std::size_t size_class(std::size_t bytes) {
+    if (bytes > kPoolMaxBlock) return bytes;  // exact, and never pooled
+    std::size_t c = 4096;
+    while (c < bytes) c *= 2;
+    return c;
+  }
+  // A block of size_class(bytes) bytes, or nullptr with the runtime's error in `e`.
+  void* take(std::size_t bytes, cudaError_t& e) {
+    const std::size_t c = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = free_.find(c);
+      if (it != free_.end() && !it->second.empty()) {
+        void* p = it->second.back();
+        it->second.pop_back();
+        held_ -= c;
+        e = cudaSuccess;
+        return p;
+      }
+    }
+    void* p = nullptr;
+    e = cudaMalloc(&p, c);
+    if (e == cudaErrorMemoryAllocation) {  // the pool's blocks back to the device, then once more
+      (void)cudaGetLastError();
+      release_all();
+      e = cudaMalloc(&p, c);
+    }
+    return e == cudaSuccess ? p : nullptr;
+  }
+  void give(void* p, std::size_t bytes) {
+    const std::size_t c = size_class(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (c <= kPoolMaxBlock && held_ + c <= kPoolMaxBytes) {
+        free_[c].push_back(p);
+        held_ += c;
+        return;
+      }
+    }
+    cudaFree(p);
+  }
+
+ private:
+  static constexpr std::size_t kPoolMaxBlock = std::size_t{256} << 20;
+  static constexpr std::size_t kPoolMaxBytes = std::size_t{2} << 30;
+  void release_all() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [c, blocks] : free_)
+      for (void* p : blocks) cudaFree(p);
+    free_.clear();
+    held_ = 0;
+  }
+  std::mutex mu_;
+  std::map<std::size_t, std::vector<void*>> free_;
+  std::size_t held_ = 0;
+};
+#endif
+
 // One guarded buffer: a host image and, for device variants, its device twin.
 class Region {
  public:
@@ -71,7 +144,7 @@ class Region {
 #if RMSNORM_HAVE_CUDA
     if (device_) {
       PhaseClock clock(Phase::device_memory);
-      cudaFree(device_);
+      DevicePool::get().give(device_, total_);
     }
 #endif
   }
@@ -96,7 +169,8 @@ class Region {
 #if RMSNORM_HAVE_CUDA
     if (!device_) {
       PhaseClock clock(Phase::device_memory);
-      const cudaError_t e = cudaMalloc(&device_, total_);
+      cudaError_t e = cudaSuccess;
+      device_ = DevicePool::get().take(total_, e);
       if (e != cudaSuccess) {
         (void)cudaGetLastError();
         device_ = nullptr;
