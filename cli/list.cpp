@@ -52,9 +52,12 @@ void print_variants(const std::string& pattern, bool mutants) {
     if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
       std::printf(" (fp32 rows: %lld <= D <= %lld)", static_cast<long long>(v.min_dim_for(rmsnorm::DType::f32)),
                   static_cast<long long>(v.max_dim_for(rmsnorm::DType::f32)));
-    std::printf("%s%s%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
+    std::string types;
+    for (int t = 0; t < 32; ++t)
+      if ((v.dtypes >> t) & 1u) types += std::string(types.empty() ? ", x of " : " or ") + rmsnorm::to_string(static_cast<rmsnorm::DType>(t));
+    std::printf("%s%s%s%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
                 v.packed_rows ? ", packed rows (stride = D)" : "", v.shared_frame ? ", x, y and o in one 16-byte frame" : "",
-                v.same_type_weights ? ", weights of x's type" : "");
+                types.c_str(), v.same_type_weights ? ", weights of x's type" : "");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());

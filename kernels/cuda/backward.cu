@@ -1,7 +1,8 @@
 // The CUDA backward family (docs/contract.md#semantics, the backward): products. Kernels in
-// backward_kernels.cuh, host side in backward_launch.cuh; the mutants of bwd.persistent_rows.vec8 are
-// in the verification tools' library (kernels/mutants). Where several implement the arguments,
-// the dispatch table (kernels/common/dispatch_table.cpp) decides.
+// backward_kernels.cuh, host side in backward_launch.cuh; every variant's mutants (the same
+// launchers with a Mutant other than none) are in the verification tools' library
+// (kernels/mutants). Where several implement the arguments, the dispatch table
+// (kernels/common/dispatch_table.cpp) decides.
 //
 //   bwd.staged_streams.vec8   P = SMs programs of 2-6 row streams each, aligned rows of
 //                             512 < D ≤ 8192 (fp32 ≤ 4096). Two kernels with the same arithmetic: backward_streams_lean_kernel for 16-bit
@@ -91,23 +92,23 @@ void register_backward_variants(std::vector<Variant>& out) {
   // which it takes where. The first it takes that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
       "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096)",
-      streams_can_implement, run_checked<streams_can_implement, streams_launch>, streams_row_shape, streams_dg_shape,
+      streams_can_implement, run_checked<streams_can_implement, streams_launch<Mutant::none>>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
   add("bwd.staged_cluster.vec8",
       "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536)",
-      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch>, cluster_row_shape,
+      staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch<Mutant::none>>, cluster_row_shape,
       staged_cluster_dg_shape, kStagedClusterMinDim, kClusterMaxDim, true, kStagedClusterMinDim, kClusterMaxDim);
   add("bwd.staged_rows.vec8",
       "persistent programs, next rows staged in shared memory by cp.async (aligned, 512<D<=16384)",
-      staged_can_implement, run_checked<staged_can_implement, staged_launch>, staged_row_shape, staged_dg_shape,
+      staged_can_implement, run_checked<staged_can_implement, staged_launch<Mutant::none>>, staged_row_shape, staged_dg_shape,
       kStagedMinDim, kStagedMaxDim16, true, kStagedMinDim, kStagedMaxDim32);
   add("bwd.cluster_rows.vec8",
       "one row over an 8-CTA cluster (4 for the 16-bit fused add over 49152), slices in registers, row sum through DSMEM (aligned, 16384<D<=65536; fp32 from 8193)",
-      cluster_can_implement, run_checked<cluster_can_implement, cluster_launch>, cluster_row_shape, cluster_dg_shape,
+      cluster_can_implement, run_checked<cluster_can_implement, cluster_launch<Mutant::none>>, cluster_row_shape, cluster_dg_shape,
       kClusterMinDim16, kClusterMaxDim, true, kClusterMinDim32, kClusterMaxDim);
   add("bwd.packed_rows.vec8",
       "one program per SM, tiles of packed rows copied as 16-byte vectors into shared-memory stages, two rows per group of threads, any alignment (stride = D, D<=8192, fp32 to 4096)",
-      packed_can_implement, run_checked<packed_can_implement, packed_launch>, packed_row_shape, packed_dg_shape, 1,
+      packed_can_implement, run_checked<packed_can_implement, packed_launch<Mutant::none>>, packed_row_shape, packed_dg_shape, 1,
       kPackedMaxDim16, false, 1, kPackedMaxDim32);
   out.back().packed_rows = true;
   add("bwd.persistent_rows.vec8",

@@ -90,12 +90,13 @@ inline AccumShape cluster_row_shape(std::int64_t dim) {
   return s;
 }
 
-template <typename T, typename G, bool kWide = false>
+// Mutants (M ≠ none): M4 (cmean_of), M5 (chunk_dx), M8 (row_start), M20 (the weights, loaded per
+// row: owned_chunk_weights).
+template <typename T, typename G, bool kWide = false, Mutant M = Mutant::none>
 __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
     __launch_bounds__(cluster_shape_of<T, kWide>.max_threads, cluster_shape_of<T, kWide>.min_blocks)
     backward_cluster_kernel(Params<T, G> p, std::int64_t slice_chunks) {
   namespace cg = cooperative_groups;
-  constexpr Mutant M = Mutant::none;
   constexpr int kClusterCtas = cluster_shape_of<T, kWide>.ctas;
   constexpr int kClusterSlots = cluster_shape_of<T, kWide>.slots;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
@@ -124,7 +125,7 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
   const float dim_f = static_cast<float>(dim);  // exact for D ≤ 2^24
 
   // The weights of chunk k, loaded where used (L1 / L2 hits after the first row).
-  auto weights = [&](int k, float (&w)[kChunk]) { owned_chunk_weights<T, G, M>(p, mine[k], cs[k], w); };
+  auto weights = [&](int k, std::int64_t row, float (&w)[kChunk]) { owned_chunk_weights<T, G, M>(p, mine[k], row, cs[k], w); };
   float acc[kClusterSlots][kChunk];
   start_dg_sums(acc);
 
@@ -167,13 +168,13 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
 #pragma unroll
     for (int k = 0; k < kClusterSlots; ++k) {
       float w[kChunk];
-      weights(k, w);
+      weights(k, row, w);
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) s = fmaf(chunk_get(dyc[k], j) * w[j], chunk_get(xc[k], j) * r, s);
     }
     const float total = cluster_sum<kClusterCtas>(cluster, cluster_slots[parity], rank, t, block_sum(s, reduce_buf[parity]));
     parity ^= 1;
-    const float cmean = __fdiv_rn(total, dim_f);
+    const float cmean = cmean_of<M>(total, dim_f);
 
     T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
     const T* dresrow = p.dres ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
@@ -181,9 +182,9 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
     for (int k = 0; k < kClusterSlots; ++k) {
       if (!mine[k]) continue;
       float w[kChunk];
-      weights(k, w);
+      weights(k, row, w);
       float out[kChunk];
-      chunk_dx(xc[k], dyc[k], w, r, cmean, acc[k], out);
+      chunk_dx<M>(xc[k], dyc[k], w, r, cmean, acc[k], out);
       if (dresrow) {
         const Chunk<T> rc = load_row_chunk<T, true>(dresrow, cs[k], dim);
 #pragma unroll
@@ -222,7 +223,8 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
 
 // Co-resident clusters of the type's shape at `threads` a CTA, from the occupancy calculator — a
 // function of the device, the shape and the block size (cached); 0 when none fits or no device.
-template <typename T, bool kWide>
+// M: the kernel asked about (a mutant launches as many clusters as its own kernel fits).
+template <typename T, bool kWide, Mutant M = Mutant::none>
 inline std::int64_t cluster_programs(int threads) {
   constexpr int kSizes = kClusterMaxThreads / kWarp;
   static std::int64_t cached[64][kSizes + 1] = {};
@@ -238,24 +240,31 @@ inline std::int64_t cluster_programs(int threads) {
   cfg.blockDim = dim3(static_cast<unsigned>(slot * kWarp), 1, 1);
   cfg.dynamicSmemBytes = 0;
   int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, backward_cluster_kernel<T, T, kWide>, &cfg) != cudaSuccess || n <= 0) {
+  if (cudaOccupancyMaxActiveClusters(&n, backward_cluster_kernel<T, T, kWide, M>, &cfg) != cudaSuccess || n <= 0) {
     (void)cudaGetLastError();
     return 0;
   }
   if (dev >= 0 && dev < 64) cached[dev][slot] = n;
   return n;
 }
+// Mutants are built for bf16 rows only (run_stages): none of another type.
+template <Mutant M = Mutant::none>
 inline std::int64_t cluster_programs_for(DType t, bool wide, int threads) {
-  if (size_of(t) != 2) return cluster_programs<float, false>(threads);
-  return wide ? cluster_programs<__nv_bfloat16, true>(threads) : cluster_programs<__nv_bfloat16, false>(threads);
+  if constexpr (M != Mutant::none) {
+    if (t != DType::bf16) return 0;
+  } else {
+    if (size_of(t) != 2) return cluster_programs<float, false>(threads);
+  }
+  return wide ? cluster_programs<__nv_bfloat16, true, M>(threads) : cluster_programs<__nv_bfloat16, false, M>(threads);
 }
 // Clusters launched for R rows at `threads` a CTA: the co-resident ones, at most P (the workspace
 // holds P partial rows) and at most ceil(R / 2), so that a cluster chains two rows or more: every
 // cluster writes a D-wide fp32 partial row that stage 2 reads, and with one row per cluster those
 // partials are 2/3 of the rows' own bytes (16-bit; the 64-row cases run 4-25 % slower with 64
 // clusters than with 33). Both the launcher and the declared dg chain use it.
+template <Mutant M = Mutant::none>
 inline std::int64_t cluster_count_at(DType t, bool wide, int threads, std::int64_t rows) {
-  const std::int64_t q = cluster_programs_for(t, wide, threads);
+  const std::int64_t q = cluster_programs_for<M>(t, wide, threads);
   return std::min({q, programs(), ceil_div(rows, 2)});
 }
 
@@ -297,25 +306,26 @@ inline Status cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+template <Mutant M>
 inline Status cluster_launch(const BackwardArgs& a) {
   // The programs are the q clusters, each writing one partial row: q ≤ min(P, R) rows of the
   // workspace.
   const bool wide = cluster_wide(a.x.type, a.dim, a.dresidual.data != nullptr);
   const ClusterShape cs = cluster_shape_for(a.x.type, wide);
   const int threads = cluster_threads(a.dim, cs);
-  const std::int64_t q = cluster_count_at(a.x.type, wide, threads, a.rows);
+  const std::int64_t q = cluster_count_at<M>(a.x.type, wide, threads, a.rows);
   if (q <= 0) return no_programs();
-  return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
+  return run_stages<M>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     const std::int64_t slice = cluster_slice_chunks(a.dim, cs);
     if constexpr (sizeof(T) == 2) {
       if (wide) {
-        backward_cluster_kernel<T, G, true><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+        backward_cluster_kernel<T, G, true, M><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
         return;
       }
     }
-    backward_cluster_kernel<T, G><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+    backward_cluster_kernel<T, G, false, M><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
   });
 }
 
@@ -354,11 +364,11 @@ inline Status cluster_launch(const BackwardArgs& a) {
 // measures faster at most shapes but slower at its best ones (32768 x 4096 bf16: 0.88 of the copy
 // against 0.95 in the bench, although ncu times the kernel alone 5 % faster), so that kernel keeps
 // its own form.
-template <typename T, typename G, int K, bool kResidual, int CL>
+// Mutants (M ≠ none): M4 (cmean_of), M5 (chunk_dx), M8 (row_start).
+template <typename T, typename G, int K, bool kResidual, int CL, Mutant M = Mutant::none>
 __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 2 : 1)
     backward_staged_cluster_kernel(Params<T, G> p, int stages, int slice_chunks) {
   static_assert(CL == 4 || CL == 8, "a cluster of 4 or 8 CTAs");
-  constexpr Mutant M = Mutant::none;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
   constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
@@ -434,7 +444,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
   // The weights of this thread's columns, once (they do not change from row to row).
   float w[K][kChunk];
 #pragma unroll
-  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, slice0 + t + k * nthreads, w[k]);
+  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, 0, slice0 + t + k * nthreads, w[k]);
   float acc[K][kChunk];  // dg partial of this thread's columns
   start_dg_sums(acc);
 
@@ -474,7 +484,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
       if (valid[k] > 0) {
         const Chunk<T> xc = chunk_at(s, 0, k), dyc = chunk_at(s, 1, k);
         float out[kChunk];
-        chunk_dx(xc, dyc, w[k], r, cmean, acc[k], out);
+        chunk_dx<M>(xc, dyc, w[k], r, cmean, acc[k], out);
         if constexpr (kResidual) {
           const Chunk<T> rc = chunk_at(s, 2, k);
 #pragma unroll
@@ -520,7 +530,7 @@ __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 
       part_next = block_sum(partial_of(next, rstd_at(next)), reduce_buf[parity ^ 1][0]);
     }
     cluster_wait();  // row i's partials, from every CTA
-    const float cmean = __fdiv_rn(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
+    const float cmean = cmean_of<M>(cluster_tree_sum<CL>(cluster_slots[parity]), dim_f);
     parity ^= 1;
     if (more) {
       cluster_put<CL>(cluster, cluster_slots[parity], rank, t, part_next);
@@ -582,9 +592,9 @@ inline StagedClusterConfig staged_cluster_config(DType t, std::int64_t dim, bool
   return c;
 }
 
-template <typename T, typename G, bool kRes>
+template <typename T, typename G, bool kRes, Mutant M = Mutant::none>
 inline auto staged_cluster_kernel() {
-  return backward_staged_cluster_kernel<T, G, cluster_shape_of<T>.slots, kRes, cluster_shape_of<T>.ctas>;
+  return backward_staged_cluster_kernel<T, G, cluster_shape_of<T>.slots, kRes, cluster_shape_of<T>.ctas, M>;
 }
 // The launch configuration of a cluster of c's shape (its cluster dimension is an attribute of
 // the launch: the kernel is backward_staged_kernel's, whose other instances run unclustered).
@@ -605,7 +615,8 @@ struct ClusterLaunch {
   }
 };
 // Co-resident clusters of that configuration (cached per device, type size, fused add and block
-// size); 0 when none fits or no device answers.
+// size); 0 when none fits or no device answers. M: the kernel asked about (mutants: bf16 only).
+template <Mutant M = Mutant::none>
 inline std::int64_t staged_cluster_programs(DType t, std::int64_t dim, bool residual) {
   const StagedClusterConfig c = staged_cluster_config(t, dim, residual);
   static std::int64_t cached[64][2][2][kClusterMaxThreads / kWarp + 1] = {};
@@ -625,7 +636,11 @@ inline std::int64_t staged_cluster_programs(DType t, std::int64_t dim, bool resi
       n = 0;
   };
   // The occupancy of an instance is that of its type size and fused add (G changes nothing).
-  if (size_of(t) == 2) {
+  if constexpr (M != Mutant::none) {
+    if (t == DType::bf16)
+      residual ? query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, true, M>())
+               : query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, false, M>());
+  } else if (size_of(t) == 2) {
     residual ? query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, true>()) : query(staged_cluster_kernel<__nv_bfloat16, __nv_bfloat16, false>());
   } else {
     residual ? query(staged_cluster_kernel<float, float, true>()) : query(staged_cluster_kernel<float, float, false>());
@@ -635,8 +650,9 @@ inline std::int64_t staged_cluster_programs(DType t, std::int64_t dim, bool resi
   if (cacheable) cached[dev][ti][ri][bi] = n;
   return n;
 }
+template <Mutant M = Mutant::none>
 inline std::int64_t staged_cluster_count(DType t, std::int64_t dim, bool residual, std::int64_t rows) {
-  return std::min({staged_cluster_programs(t, dim, residual), programs(), ceil_div(rows, 2)});
+  return std::min({staged_cluster_programs<M>(t, dim, residual), programs(), ceil_div(rows, 2)});
 }
 // Declared for R rows: the longest dg chain over the cluster counts any D and form can launch.
 inline AccumShape staged_cluster_dg_shape(std::int64_t rows) {
@@ -665,11 +681,12 @@ inline Status staged_cluster_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+template <Mutant M>
 inline Status staged_cluster_launch(const BackwardArgs& a) {
   const bool residual = a.dresidual.data != nullptr;
-  const std::int64_t q = staged_cluster_count(a.x.type, a.dim, residual, a.rows);
+  const std::int64_t q = staged_cluster_count<M>(a.x.type, a.dim, residual, a.rows);
   if (q <= 0) return no_programs();
-  return run_stages<Mutant::none>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
+  return run_stages<M>(a, q, [&](auto tt, auto gt, const auto& p, std::int64_t clusters, cudaStream_t st, bool) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     const StagedClusterConfig c = staged_cluster_config(a.x.type, a.dim, residual);
@@ -680,9 +697,9 @@ inline Status staged_cluster_launch(const BackwardArgs& a) {
       (void)cudaLaunchKernelEx(&l.cfg, kernel, p, c.stages, static_cast<int>(c.slice));
     };
     if (residual) {
-      go(staged_cluster_kernel<T, G, true>());
+      go(staged_cluster_kernel<T, G, true, M>());
     } else {
-      go(staged_cluster_kernel<T, G, false>());
+      go(staged_cluster_kernel<T, G, false, M>());
     }
   });
 }

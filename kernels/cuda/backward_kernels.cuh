@@ -96,6 +96,21 @@ __device__ __forceinline__ float weight_value(float g, WeightMode mode) {
   return mode == WeightMode::gemma ? 1.0f + g : (mode == WeightMode::none ? 1.0f : g);
 }
 
+// The weight of one element of `row` as fp32: `held`, its column's w_j, except under M20, which
+// takes g[row mod D] (the weight picked by the row, broadcast over it). Every kernel's weights
+// pass through it or chunk_weights (which calls it for M20).
+template <Mutant M, typename T, typename G>
+__device__ __forceinline__ float element_weight(const Params<T, G>& p, std::int64_t row, float held) {
+  if constexpr (M == Mutant::M20_weight_by_row) {
+    (void)held;
+    return p.weight == WeightMode::none ? 1.0f : weight_value(to_float(p.g[row % p.dim]), p.weight);
+  } else {
+    (void)p;
+    (void)row;
+    return held;
+  }
+}
+
 // The weights of one chunk as fp32. M20 broadcasts g[row mod D] over the whole row.
 template <typename T, typename G, bool kAligned, Mutant M>
 __device__ __forceinline__ void chunk_weights(const Params<T, G>& p, std::int64_t row, std::int64_t c,
@@ -106,9 +121,9 @@ __device__ __forceinline__ void chunk_weights(const Params<T, G>& p, std::int64_
     return;
   }
   if constexpr (M == Mutant::M20_weight_by_row) {
-    const float gr = to_float(p.g[row % p.dim]);
+    const float wr = element_weight<M>(p, row, 0.0f);
 #pragma unroll
-    for (int j = 0; j < kChunk; ++j) w[j] = weight_value(gr, p.weight);
+    for (int j = 0; j < kChunk; ++j) w[j] = wr;
   } else {
     (void)row;
     const Chunk<G> gc = load_weight_chunk<G, kAligned>(p.g, c, p.dim);
@@ -126,29 +141,60 @@ __device__ __forceinline__ void start_dg_sums(float (&acc)[K][kChunk]) {
     for (int j = 0; j < kChunk; ++j) acc[k][j] = -0.0f;
 }
 
-// The weights of chunk c as fp32 where this thread owns the chunk, zeros elsewhere (a chunk it
-// does not own adds exact zeros to its chain).
+// The weights of chunk c of `row` as fp32 where this thread owns the chunk, zeros elsewhere (a
+// chunk it does not own adds exact zeros to its chain). The row matters only to M20; kernels that
+// load the weights once per program pass row 0 (they carry no M20).
 template <typename T, typename G, Mutant M>
-__device__ __forceinline__ void owned_chunk_weights(const Params<T, G>& p, bool owned, std::int64_t c, float (&w)[kChunk]) {
+__device__ __forceinline__ void owned_chunk_weights(const Params<T, G>& p, bool owned, std::int64_t row, std::int64_t c,
+                                                    float (&w)[kChunk]) {
   if (owned) {
-    chunk_weights<T, G, true, M>(p, 0, c, w);
+    chunk_weights<T, G, true, M>(p, row, c, w);
   } else {
 #pragma unroll
     for (int j = 0; j < kChunk; ++j) w[j] = 0.0f;
   }
 }
 
+// c of a row from its reduced Σ ĝ x̂: the mean, RN32(s / D) (M4: the sum itself). Every kernel
+// forms c here.
+template <Mutant M>
+__device__ __forceinline__ float cmean_of(float total, float dim_f) {
+  if constexpr (M == Mutant::M4_bwd_sum_not_mean) {
+    // The sum as a division by 1 (exact): kept a division, as the product's, so that nvcc
+    // schedules the kernel alike (dropped, the wide cluster kernel spilled 52 bytes).
+    (void)dim_f;
+    return __fdiv_rn(total, 1.0f);
+  } else {
+    return __fdiv_rn(total, dim_f);
+  }
+}
+
+// dx of one element before the residual's gradient: r·(ĝ − x̂·c) with ĝ = dy·w, as
+// fma(−x̂, c, dy·w)·r (M5: r·ĝ, the reduction term dropped). Every kernel but the register path
+// (which has its own, with its other switches) forms dx here, chunk_dx or directly. (ĝ is formed
+// here, after −x̂, as the products always did: nvcc schedules some of them differently otherwise.)
+template <Mutant M>
+__device__ __forceinline__ float dx_of(float xh, float cmean, float dy, float w, float r) {
+  if constexpr (M == Mutant::M5_bwd_no_reduction) {
+    // r·ĝ for finite c: the term multiplied by 0, not removed, so c's division stays and nvcc
+    // schedules the kernel alike (removed, the wide cluster kernel spilled 48 bytes).
+    return fmaf(-xh, 0.0f * cmean, dy * w) * r;
+  } else {
+    return fmaf(-xh, cmean, dy * w) * r;
+  }
+}
+
 // dx of one chunk before the residual's gradient, dx_j = r·(ĝ_j − x̂_j·c) with ĝ = dy·w and
-// x̂ = x·r (one rounding order for every kernel that holds the chunk: fma(−x̂, c, ĝ)·r), and the
-// chunk's dg sums acc_j += dy_j·x̂_j.
-template <typename T>
+// x̂ = x·r (one rounding order for every kernel that holds the chunk: fma(−x̂, c, ĝ)·r, dx_of),
+// and the chunk's dg sums acc_j += dy_j·x̂_j.
+template <Mutant M, typename T>
 __device__ __forceinline__ void chunk_dx(const Chunk<T>& xc, const Chunk<T>& dyc, const float (&w)[kChunk], float r,
                                          float cmean, float (&acc)[kChunk], float (&out)[kChunk]) {
 #pragma unroll
   for (int j = 0; j < kChunk; ++j) {
     const float dyv = chunk_get(dyc, j);
     const float xh = chunk_get(xc, j) * r;
-    out[j] = fmaf(-xh, cmean, dyv * w[j]) * r;
+    out[j] = dx_of<M>(xh, cmean, dyv, w[j], r);
     acc[j] = fmaf(dyv, xh, acc[j]);
   }
 }
@@ -358,7 +404,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
     if constexpr (M == Mutant::M6_zero_row_shortcut) zero_row = row_sum<kRows>(zero_test, reduce_buf, 2 + parity) == 0.0f;
     parity ^= 1;
     // c = mean of ĝ x̂ (M4: the sum; M5 drops the term altogether below).
-    const float cmean = M == Mutant::M4_bwd_sum_not_mean ? total : __fdiv_rn(total, dim_f);
+    const float cmean = cmean_of<M>(total, dim_f);
 
     T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
     const T* dresrow = p.dres ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
@@ -413,9 +459,8 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
 // Stage 1 for any D (the large-D path): one block per row at a time; the reduction pass and the
 // dx pass each read x and dy (the second read mostly hits L2), and the program's dg partial row
 // lives in the workspace itself (each thread owns its columns: read-add-write in row order).
-template <typename T, typename G, bool kAligned>
+template <typename T, typename G, bool kAligned, Mutant M>
 __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Params<T, G> p) {
-  constexpr Mutant M = Mutant::none;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   __shared__ float reduce_buf[2][kWarp];
   const std::int64_t dim = p.dim;
@@ -438,7 +483,7 @@ __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Para
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) s = fmaf(chunk_get(dyc, j) * w[j], chunk_get(xc, j) * r, s);
     }
-    const float cmean = __fdiv_rn(block_sum(s, reduce_buf[parity]), dim_f);
+    const float cmean = cmean_of<M>(block_sum(s, reduce_buf[parity]), dim_f);
     parity ^= 1;
     T* dxrow = row_start<M>(p.dx, row, p.sdx, dim);
     const T* dresrow = p.dres ? row_start<M>(p.dres, row, p.sdres, dim) : nullptr;
@@ -452,7 +497,7 @@ __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Para
       for (int j = 0; j < kChunk; ++j) {
         const float dyv = chunk_get(dyc, j);
         const float xh = chunk_get(xc, j) * r;
-        out[j] = fmaf(-xh, cmean, dyv * w[j]) * r;
+        out[j] = dx_of<M>(xh, cmean, dyv, w[j], r);
       }
       if (dresrow) {
         const Chunk<T> rc = load_row_chunk<T, kAligned>(dresrow, c, dim);

@@ -1,11 +1,12 @@
 // Host side of the backward family: configuration by D, the declared accumulation shapes, the
 // workspace contract, can_implement() and the launcher templated on the mutant switch.
-// Included by backward.cu (Mutant::none) and backward_mutants.cu.
+// Included by backward.cu (Mutant::none) and backward_mutants*.cu.
 #pragma once
 
 #include <algorithm>
 #include <initializer_list>
 #include <string>
+#include <type_traits>
 
 #include "backward_kernels.cuh"
 #include "rmsnorm/dispatch.h"
@@ -166,12 +167,16 @@ inline void launch_fused(const Params<T, G>& p, std::int64_t grid, cudaStream_t 
 }
 
 template <typename T, typename G, bool kAligned, Mutant M>
+inline void launch_reread(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
+  backward_reread_kernel<T, G, kAligned, M><<<static_cast<unsigned>(grid), kRereadThreads, 0, st>>>(p);
+}
+
+template <typename T, typename G, bool kAligned, Mutant M>
 inline void launch_stage1(const Config& c, const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
+  // bwd.persistent_rows' mutants run the register-resident kernel only; bwd.reread_rows' run the
+  // re-reading one through reread_launch<M>.
   if constexpr (M == Mutant::none) {
-    if (c.reread) {
-      backward_reread_kernel<T, G, kAligned><<<static_cast<unsigned>(grid), kRereadThreads, 0, st>>>(p);
-      return;
-    }
+    if (c.reread) return launch_reread<T, G, kAligned, M>(p, grid, st);
   }
   const std::int64_t nc = chunks_of(p.dim);
   if (nc <= 32) return launch_fused<T, G, 512, kMultiRows, 1, kAligned, M>(p, grid, st);
@@ -185,11 +190,25 @@ inline void launch_stage1(const Config& c, const Params<T, G>& p, std::int64_t g
   if constexpr (sizeof(T) == 2) return launch_fused<T, G, 512, 1, 4, kAligned, M>(p, grid, st);
 }
 
+// Whether a launcher instantiates stage 1 for rows of T with weights of G: every pair for the
+// products (and bwd.persistent_rows' mutants: kAllTypes), bf16 rows with bf16 weights only for
+// the other mutants (their variants declare that much: the build stays small).
+template <Mutant M, bool kAllTypes, typename T, typename G>
+inline constexpr bool kStage1Built =
+    M == Mutant::none || kAllTypes || (std::is_same_v<T, __nv_bfloat16> && std::is_same_v<G, T>);
+inline Status mutant_types_status() {
+  return Status::fail(Status::Code::unsupported, "this mutant is built for bf16 rows with bf16 weights only");
+}
+// Rows and weights a mutant of kStage1Built's bf16-only kind takes (its can_implement() asks).
+inline bool mutant_types_ok(const BackwardArgs& a) {
+  return a.x.type == DType::bf16 && (a.convention == Convention::no_weight || a.g_type == DType::bf16);
+}
+
 // Runs stage 1 (dx and the dg partials) by `stage1(TypeTag<T>, TypeTag<G>, params, programs,
 // stream, aligned)` and, when dg is wanted, stage 2 over the `programs` partial rows stage 1
 // wrote (1 ≤ programs ≤ min(P, R), the workspace's rows). can_implement() must have accepted `a`
-// and R must be > 0.
-template <Mutant M, typename Stage1>
+// and R must be > 0. Stage 1 is instantiated for the type pairs of kStage1Built only.
+template <Mutant M, bool kAllTypes = false, typename Stage1>
 inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stage1) {
   const cudaStream_t st = as_stream(a.stream);
   const bool aligned = all_aligned(a);
@@ -200,32 +219,38 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
     if (cudaMemsetAsync(ws, 0, static_cast<std::size_t>(a.dim) * sizeof(float), st) != cudaSuccess)
       return launch_status("backward M10 memset");
   }
+  bool built = true;
   bool dispatched = dispatch_activation(a.x.type, [&](auto tt) {
-    using T = typename decltype(tt)::type;
+    // (decayed: nvcc's host pass sees decltype(tt) as a reference inside the nested lambda)
+    using T = typename std::decay_t<decltype(tt)>::type;
     auto run_with = [&](auto gt) {
       using G = typename decltype(gt)::type;
-      Params<T, G> p;
-      p.x = static_cast<const T*>(a.x.data);
-      p.dy = static_cast<const T*>(a.dy.data);
-      p.dx = static_cast<T*>(a.dx.data);
-      p.dres = static_cast<const T*>(a.dresidual.data);
-      p.g = static_cast<const G*>(a.g);
-      p.rstd = a.rstd;
-      p.sx = a.x.stride;
-      p.sdy = a.dy.stride;
-      p.sdx = a.dx.stride;
-      p.sdres = a.dresidual.stride;
-      p.rows = a.rows;
-      p.dim = a.dim;
-      // llama's two roundings are the forward's; its gradient is the exact function's, the
-      // standard one (docs/contract.md#conventions; the oracle and host.reference read it so).
-      p.weight = a.convention == Convention::gemma       ? WeightMode::gemma
-                 : a.convention == Convention::no_weight ? WeightMode::none
-                                                         : WeightMode::standard;
-      if (p.weight == WeightMode::none) p.g = nullptr;
-      p.partials = want_dg ? ws : nullptr;
-      p.dg_atomic = M == Mutant::M10_dg_float_atomics && want_dg ? ws : nullptr;
-      stage1(TypeTag<T>{}, gt, p, grid, st, aligned);
+      if constexpr (!kStage1Built<M, kAllTypes, T, G>) {
+        built = false;
+      } else {
+        Params<T, G> p;
+        p.x = static_cast<const T*>(a.x.data);
+        p.dy = static_cast<const T*>(a.dy.data);
+        p.dx = static_cast<T*>(a.dx.data);
+        p.dres = static_cast<const T*>(a.dresidual.data);
+        p.g = static_cast<const G*>(a.g);
+        p.rstd = a.rstd;
+        p.sx = a.x.stride;
+        p.sdy = a.dy.stride;
+        p.sdx = a.dx.stride;
+        p.sdres = a.dresidual.stride;
+        p.rows = a.rows;
+        p.dim = a.dim;
+        // llama's two roundings are the forward's; its gradient is the exact function's, the
+        // standard one (docs/contract.md#conventions; the oracle and host.reference read it so).
+        p.weight = a.convention == Convention::gemma       ? WeightMode::gemma
+                   : a.convention == Convention::no_weight ? WeightMode::none
+                                                           : WeightMode::standard;
+        if (p.weight == WeightMode::none) p.g = nullptr;
+        p.partials = want_dg ? ws : nullptr;
+        p.dg_atomic = M == Mutant::M10_dg_float_atomics && want_dg ? ws : nullptr;
+        stage1(TypeTag<T>{}, gt, p, grid, st, aligned);
+      }
     };
     if (a.convention == Convention::no_weight || a.g_type == StorageTraits<T>::dtype) {
       run_with(TypeTag<T>{});
@@ -234,6 +259,7 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
     }
   });
   if (!dispatched) return Status::fail(Status::Code::unsupported, "x type");
+  if (!built) return mutant_types_status();
   Status s = launch_status("backward stage 1");
   if (!s.ok() || !want_dg) return s;
   const std::int64_t nparts = M == Mutant::M10_dg_float_atomics ? 1 : grid;
@@ -266,18 +292,38 @@ inline std::int64_t one_per_sm_grid(std::int64_t rows, std::int64_t rows_per_ste
   return sms <= 0 ? 0 : std::min(sms, ceil_div(rows, rows_per_step));
 }
 
+// bwd.persistent_rows (allow_fused) and bwd.reread_rows (the products), and bwd.persistent_rows'
+// mutants (every type pair).
 template <Mutant M>
 inline Status launch(const BackwardArgs& a, bool allow_fused) {
   const Config cfg = config_for(a.dim, allow_fused, size_of(a.x.type));
   const std::int64_t grid = programs_for(cfg, a.rows);
   if (grid <= 0) return no_programs();
-  return run_stages<M>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool aligned) {
+  return run_stages<M, /*kAllTypes=*/true>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool aligned) {
     using T = typename decltype(tt)::type;
     using G = typename decltype(gt)::type;
     if (aligned) {
       launch_stage1<T, G, true, M>(cfg, p, n, st);
     } else if constexpr (M == Mutant::none) {
       launch_stage1<T, G, false, M>(cfg, p, n, st);
+    }
+  });
+}
+
+// bwd.reread_rows' mutants: the re-reading kernel for every D and alignment, as the product
+// (launch<Mutant::none>(a, false)), bf16 rows and weights only.
+template <Mutant M>
+inline Status reread_rows_launch(const BackwardArgs& a) {
+  static_assert(M != Mutant::none, "the product runs launch<Mutant::none>(a, false)");
+  const std::int64_t grid = programs_for(reread_config(), a.rows);
+  if (grid <= 0) return no_programs();
+  return run_stages<M>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool aligned) {
+    using T = typename decltype(tt)::type;
+    using G = typename decltype(gt)::type;
+    if (aligned) {
+      launch_reread<T, G, true, M>(p, n, st);
+    } else {
+      launch_reread<T, G, false, M>(p, n, st);
     }
   });
 }

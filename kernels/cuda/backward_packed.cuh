@@ -87,7 +87,9 @@ inline bool packed_fits(std::int64_t dim, std::size_t elem_bytes, bool residual)
   return packed_stages(packed_config(dim, elem_bytes), dim, elem_bytes, residual) >= kPackedMinStages;
 }
 
-template <typename T, typename G, int M, int RG, bool kResidual>
+// Mutants (MU ≠ none): M4 (cmean_of), M5 (dx_of), M20 (element_weight: g[row mod D] in place of
+// the held column weights). M8 has no switch here: packed rows have stride D.
+template <typename T, typename G, int M, int RG, bool kResidual, Mutant MU = Mutant::none>
 __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads, 1)
     backward_packed_kernel(Params<T, G> p, int group_threads, int groups, int stages) {
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
@@ -159,11 +161,22 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
 
     float sum[RG], r[RG];
     [[maybe_unused]] float xh[RG][M], dyv[kHoldDy ? RG : 1][kHoldDy ? M : 1];
+    // The weight of element m of row k: the held column weight; M20's, g[row mod D], once a row
+    // (element_weight; per element, its loads spilled).
+    [[maybe_unused]] float w_row[RG] = {};
+    auto weight = [&](int k, int m) {
+      if constexpr (MU == Mutant::M20_weight_by_row) {
+        return w_row[k];
+      } else {
+        return w[m];
+      }
+    };
 #pragma unroll
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;  // in the tile
       [[maybe_unused]] const int n = row < nrows ? ncols : 0;
       r[k] = row < nrows ? rstd_buf(s)[row] : 0.0f;
+      if constexpr (MU == Mutant::M20_weight_by_row) w_row[k] = element_weight<MU>(p, row0 + row, 0.0f);
       sum[k] = -0.0f;
       if constexpr (kStepped) {
         // This thread's elements of the row: its first one's address plus m·kStep.
@@ -179,7 +192,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
               xh[k][m] = to_float(load_shared_at<T>(xa + m * kStep)) * r[k];
               const float dv = to_float(load_shared_at<T>(da + m * kStep));
               if constexpr (kHoldDy) dyv[k][m] = dv;
-              sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+              sum[k] = fmaf(dv * weight(k, m), xh[k][m], sum[k]);
             }
           }
         });
@@ -192,7 +205,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
             xh[k][m] = to_float(xs[row * D + col]) * r[k];
             const float dv = to_float(dys[row * D + col]);
             if constexpr (kHoldDy) dyv[k][m] = dv;
-            sum[k] = fmaf(dv * w[m], xh[k][m], sum[k]);
+            sum[k] = fmaf(dv * weight(k, m), xh[k][m], sum[k]);
           }
         }
       }
@@ -209,7 +222,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     for (int k = 0; k < RG; ++k) {
       const int row = q * RG + k;
       if (row >= nrows) continue;
-      const float cmean = __fdiv_rn(sum[k], dim_f);
+      const float cmean = cmean_of<MU>(sum[k], dim_f);
       [[maybe_unused]] const std::uint64_t dxa = global_address(p.dx + e0 + static_cast<std::int64_t>(row) * D + c0);
       [[maybe_unused]] const T* dp = dys + row * D + c0;
       [[maybe_unused]] const T* rp = kResidual ? rs + row * D + c0 : nullptr;
@@ -228,7 +241,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
             } else if (in_row) {
               dv = to_float(load_shared_at<T>(da + m * kStep));
             }
-            float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
+            float out = dx_of<MU>(xh[k][m], cmean, dv, weight(k, m), r[k]);
             if constexpr (kResidual) {
               if (in_row) out += to_float(load_shared_at<T>(ra + m * kStep));
             }
@@ -243,7 +256,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           const int col = c0 + m * kWarp;
           if (m < ncols) {
             const float dv = kHoldDy ? dyv[kHoldDy ? k : 0][kHoldDy ? m : 0] : to_float(dp[m * kWarp]);
-            float out = fmaf(-xh[k][m], cmean, dv * w[m]) * r[k];
+            float out = dx_of<MU>(xh[k][m], cmean, dv, weight(k, m), r[k]);
             if constexpr (kResidual) out += to_float(rp[m * kWarp]);
             dxr[col] = from_float<T>(out);
             acc[m] = fmaf(dv, xh[k][m], acc[m]);
@@ -278,7 +291,7 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
   }
 }
 
-template <typename T, typename G>
+template <typename T, typename G, Mutant MU>
 inline void launch_packed(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const PackedConfig c = packed_config(p.dim, sizeof(T));
   const bool residual = p.dres != nullptr;
@@ -294,11 +307,11 @@ inline void launch_packed(const Params<T, G>& p, std::int64_t grid, cudaStream_t
     constexpr bool kRes = decltype(res)::value;
     if (c.per_thread == kPackedPerThread) {
       if (c.per_group == kPackedRowsPerGroup)
-        return go(backward_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kRes>);
-      return go(backward_packed_kernel<T, G, kPackedPerThread, 1, kRes>);
+        return go(backward_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kRes, MU>);
+      return go(backward_packed_kernel<T, G, kPackedPerThread, 1, kRes, MU>);
     }
     // Wider rows are 16-bit only (packed_can_implement declines fp32 rows over kPackedMaxDim32).
-    if constexpr (sizeof(T) == 2) go(backward_packed_kernel<T, G, kPackedPerThreadWide, 1, kRes>);
+    if constexpr (sizeof(T) == 2) go(backward_packed_kernel<T, G, kPackedPerThreadWide, 1, kRes, MU>);
   };
   if (residual) {
     with_m(std::true_type{});
@@ -329,13 +342,14 @@ inline Status packed_can_implement(const BackwardArgs& a) {
   return Status::success();
 }
 
+template <Mutant MU>
 inline Status packed_launch(const BackwardArgs& a) {
   const PackedConfig c = packed_config(a.dim, size_of(a.x.type));
   // One program per SM, a tile of GR·RG rows per iteration.
   const std::int64_t grid = one_per_sm_grid(a.rows, c.tile_rows());
   if (grid <= 0) return no_programs();
-  return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
-    launch_packed<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
+  return run_stages<MU>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
+    launch_packed<typename decltype(tt)::type, typename decltype(gt)::type, MU>(p, n, st);
   });
 }
 

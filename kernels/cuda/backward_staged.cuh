@@ -78,12 +78,12 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 // many or one fewer), an iteration past its own rows only keeps the block's barrier; one
 // block-wide barrier per iteration for all the streams' reductions (groups_sum). The groups' dg
 // partials meet in shared memory at the end, added in group order.
-template <typename T, typename G, int K, bool kResidual, int ROWS = 1>
+// Mutants (M ≠ none): M4 (cmean_of), M5 (chunk_dx), M8 (row_start).
+template <typename T, typename G, int K, bool kResidual, int ROWS = 1, Mutant M = Mutant::none>
 __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStreamsWideThreads : kStreamsMaxThreads,
                                   (ROWS == 1 && K <= 2) ? 2 : 1)
     backward_staged_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
-  constexpr Mutant M = Mutant::none;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const std::int64_t c = gt + static_cast<std::int64_t>(k) * group_threads;
-    owned_chunk_weights<T, G, M>(p, c < nchunks, c, w[k]);
+    owned_chunk_weights<T, G, M>(p, c < nchunks, 0, c, w[k]);
   }
   float acc[K][kChunk];  // dg partial of this thread's columns
   start_dg_sums(acc);
@@ -164,7 +164,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
     }
     const float total = ROWS == 1 ? block_sum(sum, reduce_buf[parity][0])
                                   : groups_sum(sum, reduce_buf[parity][g], gt, group_threads);
-    const float cmean = __fdiv_rn(total, dim_f);
+    const float cmean = cmean_of<M>(total, dim_f);
     parity ^= 1;
     if (!mine) continue;
 
@@ -175,7 +175,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
       if (c < nchunks) {
         const Chunk<T> xc = *chunk_slot(s, 0, k), dyc = *chunk_slot(s, 1, k);
         float out[kChunk];
-        chunk_dx(xc, dyc, w[k], r, cmean, acc[k], out);
+        chunk_dx<M>(xc, dyc, w[k], r, cmean, acc[k], out);
         if constexpr (kResidual) {
           const Chunk<T> rc = *chunk_slot(s, 2, k);
 #pragma unroll
@@ -206,11 +206,11 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
 // backward_staged_kernel's (the same chains, groups_sum, chunk_dx), so the two agree bitwise.
 // dx goes through a pointer derived from the parameter: from an integer nvcc makes the stores
 // generic (ST, not STG), 5-9 % slower.
-template <typename T, typename G, int K, bool kResidual, int ROWS>
+// Mutants: as backward_staged_kernel.
+template <typename T, typename G, int K, bool kResidual, int ROWS, Mutant M = Mutant::none>
 __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThreads, 1)
     backward_streams_lean_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS > 1 && ROWS <= kStagedMaxStreams, "row streams per block");
-  constexpr Mutant M = Mutant::none;
   allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
   constexpr int kTensors = kResidual ? 3 : 2;
   constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
@@ -285,7 +285,7 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
 
   float w[K][kChunk];  // the weights of this thread's columns, once
 #pragma unroll
-  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, gt + k * group_threads, w[k]);
+  for (int k = 0; k < K; ++k) owned_chunk_weights<T, G, M>(p, valid[k] > 0, 0, gt + k * group_threads, w[k]);
   float acc[K][kChunk];  // dg partial of this thread's columns
   start_dg_sums(acc);
 
@@ -316,7 +316,7 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
         for (int j = 0; j < kChunk; ++j) sum = fmaf(chunk_get(dyc, j) * w[k][j], chunk_get(xc, j) * r, sum);
       }
     }
-    const float cmean = __fdiv_rn(groups_sum(sum, reduce_buf[parity][g], gt, group_threads), dim_f);
+    const float cmean = cmean_of<M>(groups_sum(sum, reduce_buf[parity][g], gt, group_threads), dim_f);
     parity ^= 1;
     if (!mine) continue;
     unsigned char* const dxrow = reinterpret_cast<unsigned char*>(row_start<M>(p.dx, row, p.sdx, dim));
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
     for (int k = 0; k < K; ++k) {
       if (valid[k] > 0) {
         float out[kChunk];
-        chunk_dx(chunk_at(s, 0, k), chunk_at(s, 1, k), w[k], r, cmean, acc[k], out);
+        chunk_dx<M>(chunk_at(s, 0, k), chunk_at(s, 1, k), w[k], r, cmean, acc[k], out);
         if constexpr (kResidual) {
           const Chunk<T> rc = chunk_at(s, 2, k);
 #pragma unroll
@@ -412,7 +412,7 @@ inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual
 }
 
 // Stage 1 of the staged path (stage 2 and everything around it: launch<M>() in backward_launch.cuh).
-template <typename T, typename G>
+template <typename T, typename G, Mutant M>
 inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const StagedConfig c = staged_config(p.dim);
   const bool residual = p.dres != nullptr;
@@ -425,9 +425,9 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   };
   auto with_k = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;
-    if (c.chunks == 1) return go(backward_staged_kernel<T, G, 1, kRes>);
-    if (c.chunks == 2) return go(backward_staged_kernel<T, G, 2, kRes>);
-    if constexpr (sizeof(T) == 2) go(backward_staged_kernel<T, G, 4, kRes>);
+    if (c.chunks == 1) return go(backward_staged_kernel<T, G, 1, kRes, 1, M>);
+    if (c.chunks == 2) return go(backward_staged_kernel<T, G, 2, kRes, 1, M>);
+    if constexpr (sizeof(T) == 2) go(backward_staged_kernel<T, G, 4, kRes, 1, M>);
   };
   if (residual) {
     with_k(std::true_type{});
@@ -448,7 +448,7 @@ inline bool streams_lean_preferred(std::size_t elem_bytes, std::int64_t rows, st
   return elem_bytes == 2 && (residual || rows <= kStreamsLeanMaxRows || dim <= kStreamsLeanAnyRowsMaxDim);
 }
 
-template <typename T, typename G>
+template <typename T, typename G, Mutant M>
 inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const StreamsConfig c = streams_config(p.dim);
   const bool residual = p.dres != nullptr;
@@ -464,9 +464,9 @@ inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_
     constexpr bool kRes = decltype(res)::value;
     constexpr int K = decltype(k)::value, ROWS = decltype(rows)::value;
     if constexpr (sizeof(T) == 2) {
-      if (lean) return go(backward_streams_lean_kernel<T, G, K, kRes, ROWS>);
+      if (lean) return go(backward_streams_lean_kernel<T, G, K, kRes, ROWS, M>);
     }
-    go(backward_staged_kernel<T, G, K, kRes, ROWS>);
+    go(backward_staged_kernel<T, G, K, kRes, ROWS, M>);
   };
   auto with_shape = [&](auto res) {
     using I1 = std::integral_constant<int, 1>;
@@ -529,23 +529,27 @@ inline AccumShape staged_dg_shape(std::int64_t rows) {
   return {std::max(two.per_thread, one.per_thread), std::max(two.tree_depth, one.tree_depth)};
 }
 
+// The launchers: Mutant::none for the products, the mutant's switch otherwise (bf16 rows and
+// weights only: run_stages).
+template <Mutant M>
 inline Status staged_launch(const BackwardArgs& a) {
   const StagedConfig sc = staged_config(a.dim);
   const Config cfg{sc.threads, 1, sc.chunks, false};  // one row stream per program: grid = min(P, R)
   const std::int64_t grid = staged_one_per_sm(sc) ? one_per_sm_grid(a.rows, 1) : programs_for(cfg, a.rows);
   if (grid <= 0) return no_programs();
-  return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
-    launch_staged<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
+  return run_stages<M>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
+    launch_staged<typename decltype(tt)::type, typename decltype(gt)::type, M>(p, n, st);
   });
 }
 
+template <Mutant M>
 inline Status streams_launch(const BackwardArgs& a) {
   const StreamsConfig sc = streams_config(a.dim);
   // One program per SM, ROWS streams each.
   const std::int64_t grid = one_per_sm_grid(a.rows, sc.rows);
   if (grid <= 0) return no_programs();
-  return run_stages<Mutant::none>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
-    launch_streams<typename decltype(tt)::type, typename decltype(gt)::type>(p, n, st);
+  return run_stages<M>(a, grid, [&](auto tt, auto gt, const auto& p, std::int64_t n, cudaStream_t st, bool) {
+    launch_streams<typename decltype(tt)::type, typename decltype(gt)::type, M>(p, n, st);
   });
 }
 

@@ -1,61 +1,107 @@
-// The bug catalog (docs/mutants.md) on the backward product bwd.persistent_rows.vec8: the same
-// kernels with one template switch flipped. Each runs only the 16-byte aligned, register-resident
-// path (D ≤ 8192), which is where its switch sits.
+// The bug catalog (docs/mutants.md) on the backward products: each mutant is its product's code
+// with one template switch flipped (Mutant M of the kernels and launchers), registered with the
+// product's declared D range, layout, accumulation shapes and workspace, read from the product's
+// own registration (register_backward_variants), and named mutant.<product>.<M>.
+//
+// bwd.persistent_rows.vec8 (this file): every type pair, the 16-byte aligned register-resident
+// path only (D ≤ 8192), which is where its switches sit.
 //   M4  c = Σ ĝ x̂ (the sum, not the mean)        M5  dx = r ĝ (reduction term dropped)
 //   M6  rows with x = 0 short-cut to dx = 0        M8  every row stride taken as D
 //   M10 dg by float atomicAdd, row by row         M11 row offsets in 32-bit arithmetic
 //   M16 the row sum's order flips with R's parity  M20 g[row mod D] broadcast over the row
+// The other products (backward_mutants_a.cu, _b.cu, _c.cu): bf16 rows with bf16 weights only
+// (run_stages instantiates no other pair), every case of the product otherwise. Their switches sit
+// in helpers every backward kernel calls: M4 in cmean_of, M5 in dx_of (chunk_dx), M8 in
+// row_start, M20 in element_weight (chunk_weights).
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "backward_launch.cuh"
 #include "mutant_registration.h"
+#include "registration.h"
 
 namespace rmsnorm::cuda::bwd {
+
+using BackwardFn = Status (*)(const BackwardArgs&);
+// Adds the mutant m of product variant `product`, stage 1 by `launch`. `can`: its own
+// can_implement(); null: the product's, restricted to bf16 rows with bf16 weights (the variant
+// declares so). Returns the registered variant, for a narrower declaration.
+Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, BackwardFn launch,
+                             BackwardFn can = nullptr);
+void register_backward_mutants_a(std::vector<Variant>& out);  // backward_mutants_a.cu
+void register_backward_mutants_b(std::vector<Variant>& out);  // backward_mutants_b.cu
+void register_backward_mutants_c(std::vector<Variant>& out);  // backward_mutants_c.cu
+
 namespace {
 
-template <Mutant M>
-Status mutant_can(const BackwardArgs& a) {
-  return can_implement(a, /*mutant=*/true);
+const Variant& product_variant(const char* name) {
+  static const std::vector<Variant> products = [] {
+    std::vector<Variant> v;
+    register_backward_variants(v);
+    return v;
+  }();
+  for (const Variant& v : products)
+    if (v.name == name) return v;
+  std::fprintf(stderr, "backward mutants: no product variant %s\n", name);
+  std::abort();
 }
+
+// bwd.persistent_rows.vec8's: the register-resident, aligned path (can_implement's `mutant`).
+Status persistent_mutant_can(const BackwardArgs& a) { return can_implement(a, /*mutant=*/true); }
 template <Mutant M>
-Status mutant_run(const BackwardArgs& a) {
-  Status s = mutant_can<M>(a);
-  if (!s.ok()) return s;
-  if (a.rows == 0) return empty_batch(a);
+Status persistent_mutant_launch(const BackwardArgs& a) {
   return launch<M>(a, true);
 }
-AccumShape mutant_row_shape(std::int64_t dim) { return row_shape_for(dim, true); }
-AccumShape mutant_dg_shape(std::int64_t rows) { return dg_shape_of(rows, {kMultiRowsWide, kMultiRows}); }
-
 template <Mutant M>
-void add_mutant(std::vector<Variant>& out) {
-  Variant v;
-  v.name = std::string(kMutantPrefix) + "bwd.persistent_rows.vec8." + to_string(M);
+void add_persistent_mutant(std::vector<Variant>& out) {
+  Variant& v = add_backward_mutant(out, "bwd.persistent_rows.vec8", M, persistent_mutant_launch<M>, persistent_mutant_can);
   v.max_dim = kMaxFusedDim;  // the mutants run the register-resident, aligned path only
   v.aligned_rows = true;
-  v.description = mutant_description(M);
-  v.memory = Memory::device;
-  v.mutant = M;
-  v.ops = (1u << static_cast<int>(Op::backward)) | (1u << static_cast<int>(Op::add_backward));
-  v.can_implement_backward = mutant_can<M>;
-  v.run_backward = mutant_run<M>;
-  v.workspace_bytes = workspace_bytes;
-  v.row_shape = mutant_row_shape;
-  v.dg_shape = mutant_dg_shape;
-  out.push_back(v);
 }
 
 }  // namespace
 
+Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, BackwardFn launch, BackwardFn can) {
+  Variant v = product_variant(product);
+  v.name = std::string(kMutantPrefix) + v.name + "." + to_string(m);
+  v.description = mutant_description(m);
+  v.mutant = m;
+  std::function<Status(const BackwardArgs&)> check = can;
+  if (can == nullptr) {
+    v.dtypes = 1u << static_cast<int>(DType::bf16);
+    v.same_type_weights = true;
+    check = [product_can = v.can_implement_backward](const BackwardArgs& a) {
+      Status s = product_can(a);
+      if (!s.ok()) return s;
+      return mutant_types_ok(a) ? Status::success() : mutant_types_status();
+    };
+  }
+  v.can_implement_backward = check;
+  // As the products' run(): can_implement() first, R = 0 writes dg = 0 when asked, then the stages.
+  v.run_backward = [check, launch](const BackwardArgs& a) {
+    Status s = check(a);
+    if (!s.ok()) return s;
+    if (a.rows == 0) return empty_batch(a);
+    return launch(a);
+  };
+  out.push_back(std::move(v));
+  return out.back();
+}
+
 void register_backward_mutants(std::vector<Variant>& out) {
-  add_mutant<Mutant::M4_bwd_sum_not_mean>(out);
-  add_mutant<Mutant::M5_bwd_no_reduction>(out);
-  add_mutant<Mutant::M6_zero_row_shortcut>(out);
-  add_mutant<Mutant::M8_stride_ignored>(out);
-  add_mutant<Mutant::M10_dg_float_atomics>(out);
-  add_mutant<Mutant::M11_offsets_32bit>(out);
-  add_mutant<Mutant::M16_order_depends_on_rows>(out);
-  add_mutant<Mutant::M20_weight_by_row>(out);
+  add_persistent_mutant<Mutant::M4_bwd_sum_not_mean>(out);
+  add_persistent_mutant<Mutant::M5_bwd_no_reduction>(out);
+  add_persistent_mutant<Mutant::M6_zero_row_shortcut>(out);
+  add_persistent_mutant<Mutant::M8_stride_ignored>(out);
+  add_persistent_mutant<Mutant::M10_dg_float_atomics>(out);
+  add_persistent_mutant<Mutant::M11_offsets_32bit>(out);
+  add_persistent_mutant<Mutant::M16_order_depends_on_rows>(out);
+  add_persistent_mutant<Mutant::M20_weight_by_row>(out);
+  register_backward_mutants_a(out);
+  register_backward_mutants_b(out);
+  register_backward_mutants_c(out);
 }
 
 }  // namespace rmsnorm::cuda::bwd
