@@ -2,12 +2,10 @@
 // of its kernels (backward_streams_lean_kernel and backward_staged_kernel with row streams), bf16
 // rows and weights only.
 //   M4 cmean_of, M5 chunk_dx, M8 row_start (the rows' copies and dx stores).
+#include "backward_mutants.h"
 #include "backward_staged.cuh"
 
 namespace rmsnorm::cuda::bwd {
-
-Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, Status (*launch)(const BackwardArgs&),
-                             Status (*can)(const BackwardArgs&) = nullptr);
 
 void register_backward_mutants_a(std::vector<Variant>& out) {
   constexpr const char* kStreams = "bwd.staged_streams.vec8";

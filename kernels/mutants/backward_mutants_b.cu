@@ -3,11 +3,9 @@
 //   M4 cmean_of, M5 chunk_dx, M8 row_start (the rows' loads or copies and dx stores);
 //   bwd.cluster_rows, which loads the weights per row: M20 too (owned_chunk_weights).
 #include "backward_cluster.cuh"
+#include "backward_mutants.h"
 
 namespace rmsnorm::cuda::bwd {
-
-Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, Status (*launch)(const BackwardArgs&),
-                             Status (*can)(const BackwardArgs&) = nullptr);
 
 void register_backward_mutants_b(std::vector<Variant>& out) {
   constexpr const char* kStaged = "bwd.staged_rows.vec8";

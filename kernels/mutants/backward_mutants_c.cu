@@ -4,12 +4,10 @@
 //   are packed, every stride D).
 //   bwd.reread_rows (aligned and element paths): M4 cmean_of, M5 dx_of, M8 row_start,
 //   M20 chunk_weights.
+#include "backward_mutants.h"
 #include "backward_packed.cuh"
 
 namespace rmsnorm::cuda::bwd {
-
-Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, Status (*launch)(const BackwardArgs&),
-                             Status (*can)(const BackwardArgs&) = nullptr);
 
 void register_backward_mutants_c(std::vector<Variant>& out) {
   constexpr const char* kPacked = "bwd.packed_rows.vec8";

@@ -32,7 +32,6 @@
   X(run_warp_row, M19_misaligned_as_aligned) \
   X(run_staged_rows, M1_padded_divisor)     \
   X(run_staged_rows, M8_stride_ignored)     \
-  X(run_staged_rows, M9_tail_overread)      \
   X(run_staged_rows, M13_fp8_via_bf16)      \
   X(run_staged_rows, M18_missing_barrier)   \
   X(run_staged_rows, M19_misaligned_as_aligned) \

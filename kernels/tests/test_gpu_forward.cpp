@@ -250,8 +250,7 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
       if (sh.rows.add) CHECK(a.result.h == ref.result.h);
       // A dynamic per-token FP8 scale may be formed two ways (both within the oracle's bound,
       // both checked against it above): fwd.large_d's fused amax, RN(r · max|RN(h·w)|), where
-      // its y stash does not fit, and the max over the ŷ_j elsewhere (fwd.bulk_ring
-      // always). Their last bits may differ, and the codes with them: y and the scales are
+      // its y stash does not fit, and the max over the ŷ_j elsewhere. Their last bits may differ, and the codes with them: y and the scales are
       // compared bitwise only under the other scales.
       if (sh.rows.quant != Quant::dynamic_token) {
         CHECK(a.result.y == ref.result.y);
@@ -573,13 +572,13 @@ TEST_CASE("forward: fwd.cluster_row over many rows per cluster matches the oracl
 // bf16, 13 with the fused add's single o slot, 7 of fp32); the fused add's o ring of 1 and 3 slots;
 // a partial last chunk (D mod 8 != 0, read from global memory by its thread), alone in its piece
 // (D = 8193: that piece's copy moves no bytes); a row of one piece; padded, 16-byte rows; rows
-// held in registers (16-bit, no FP8, at most 8 pieces: slots let go after the first pass) and
-// not (FP8 outputs, fp32, more pieces), with and without a partial chunk; the plain forward's
+// held in registers (16-bit, at most 8 pieces: slots let go after the first pass) and not (fp32,
+// more pieces), with and without a partial chunk; the plain forward's
 // weights staged in shared memory (16-bit weights: every convention, none at all included, whose
 // copies move no bytes) and not (fp32 weights). Each
 // shape: passes the oracle, repeats bitwise, its first 5 rows equal a batch of those rows alone,
-// and it equals fwd.large_d (the same mapping and order) bit for bit: rstd, the residual, and y
-// and the FP8 scales but under a dynamic per-token scale (check_many_rows says why).
+// and it equals fwd.large_d (the same mapping and order) bit for bit: rstd, the residual and y.
+// FP8 outputs are declined with the reason (fwd.large_d runs them).
 TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle and fwd.large_d bitwise, repeats, batch invariant", "[gpu][many_rows]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.bulk_ring");
   const rmsnorm::Variant* large_d = rmsnorm::find_variant("fwd.large_d");
@@ -588,18 +587,24 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
   if (!selected(v->name)) return;
   check_many_rows(*v, {
       {{65536, 300, DType::bf16, Quant::none, false}, 0},           {{65536, 300, DType::f16, Quant::none, true}, 8},
-      {{114688, 140, DType::bf16, Quant::none, false}, 0},          {{106496, 140, DType::bf16, Quant::dynamic_token, true}, 16},
-      {{65531, 300, DType::bf16, Quant::per_block, false}, 5},      {{8193, 600, DType::f16, Quant::static_scale, true}, 7},
-      {{40000, 300, DType::f32, Quant::dynamic_token, true}, 0},    {{57344, 150, DType::f32, Quant::none, false}, 0},
-      {{1000, 3000, DType::bf16, Quant::dynamic_token, true}, 0},   {{8, 5000, DType::f16, Quant::none, true}, 0},
-      {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::per_block, true}, 0},
+      {{114688, 140, DType::bf16, Quant::none, false}, 0},          {{106496, 140, DType::bf16, Quant::none, true}, 16},
+      {{65531, 300, DType::bf16, Quant::none, false}, 5},           {{8193, 600, DType::f16, Quant::none, true}, 7},
+      {{40000, 300, DType::f32, Quant::none, true}, 0},             {{57344, 150, DType::f32, Quant::none, false}, 0},
+      {{1000, 3000, DType::bf16, Quant::none, true}, 0},            {{8, 5000, DType::f16, Quant::none, true}, 0},
+      {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::none, true}, 0},
       {{49157, 300, DType::f16, Quant::none, true}, 3},             {{8193, 600, DType::bf16, Quant::none, false}, 7},
       {{65536, 300, DType::bf16, Quant::none, false, Convention::no_weight}, 0},
       {{57344, 300, DType::f16, Quant::none, false, Convention::gemma}, 8},
       {{49157, 300, DType::bf16, Quant::none, false, Convention::llama}, 3},
       {{65536, 300, DType::bf16, Quant::none, false, Convention::standard, /*g32=*/true}, 0},
   }, large_d);
-  // Beyond the ring: a row of more pieces than slots is declined with its reason, nothing launched.
+  // FP8 outputs, and beyond the ring a row of more pieces than slots: declined with the reason.
+  for (Quant q : {Quant::dynamic_token, Quant::per_block}) {
+    const oracle::ForwardCase c = make_case(rows_spec({65536, 2, DType::bf16, q, true}));
+    const harness::Outcome out = harness::run_forward(*v, c, {});
+    INFO(out.summary());
+    CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
+  }
   {
     Spec s = rows_spec({kRingTooWide, 2, DType::bf16, Quant::none, false});
     const oracle::ForwardCase c = make_case(s);
