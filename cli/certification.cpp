@@ -40,10 +40,11 @@ double percent(std::int64_t part, std::int64_t whole) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
-Progress::Progress(std::string prefix)
-    : prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO) != 0), last_log_(std::chrono::steady_clock::now()) {}
+Progress::Progress(std::string prefix, bool quiet)
+    : prefix_(std::move(prefix)), tty_(::isatty(STDERR_FILENO) != 0), quiet_(quiet), last_log_(std::chrono::steady_clock::now()) {}
 
 void Progress::update(const std::string& text) {
+  if (quiet_) return;
   const std::string line = prefix_ + text;
   if (tty_) {
     std::string padded = line;
@@ -95,6 +96,12 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
   std::vector<Task> tasks;
   for (const auto& [exe, names] : listing.tests)
     for (const std::string& n : names) tasks.push_back({&exe, &n});
+  // P18 (rows 2^31 elements apart: buffers of gigabytes to fill, move and check) is the longest
+  // test of a device variant by far: it starts first, so that it does not set the run's length
+  // by starting last. The results keep the listing's order.
+  std::vector<std::size_t> order(tasks.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return property_id(*tasks[i].name) == "P18"; });
   run.results.resize(tasks.size());
   progress.phase();
   std::atomic<std::size_t> next{0};
@@ -103,8 +110,9 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
   std::size_t finished = 0;
   auto worker = [&] {
     for (;;) {
-      const std::size_t i = next.fetch_add(1);
-      if (i >= tasks.size() || stop.load()) return;
+      const std::size_t k = next.fetch_add(1);
+      if (k >= tasks.size() || stop.load()) return;
+      const std::size_t i = order[k];
       PropertyResult r = run_property_test(*tasks[i].exe, *tasks[i].name, variant.name, cases, timeout_seconds);
       std::lock_guard<std::mutex> lock(mu);
       ++finished;
@@ -294,6 +302,62 @@ std::vector<std::string> Certificate::failure_summary() const {
   return f;
 }
 
+JUnitCase property_junit(const PropertyResult& r, const std::string& classname) {
+  using R = JUnitCase::Result;
+  JUnitCase j;
+  j.classname = classname;
+  j.name = r.name;
+  j.seconds = r.seconds;
+  j.message = r.message;
+  j.detail = r.counterexample;
+  switch (r.verdict) {
+    case PropertyVerdict::pass: j.result = R::pass; break;
+    case PropertyVerdict::not_applicable: j.result = R::skipped; break;
+    case PropertyVerdict::missing: j.result = R::error; break;
+    default:
+      j.result = R::fail;
+      j.message = std::string(to_string(r.verdict)) + ": " + r.message;
+  }
+  return j;
+}
+
+JUnitSuite certificate_junit(const Certificate& c) {
+  using R = JUnitCase::Result;
+  JUnitSuite s;
+  s.name = "rmsnorm-cert certify " + c.variant;
+  for (const PropertyResult& r : c.suite.results) s.cases.push_back(property_junit(r, c.variant));
+  for (const std::string& p : c.suite.problems) s.cases.push_back({c.variant, "property suite", 0, R::error, p, ""});
+  JUnitCase corpus{c.variant, "corpus " + c.corpus.dir, 0, R::pass, "", ""};
+  if (!c.corpus.error.empty()) {
+    corpus.result = R::error;
+    corpus.message = c.corpus.error;
+  } else if (!c.corpus.failures.empty()) {
+    corpus.result = R::fail;
+    corpus.message = std::to_string(c.corpus.failures.size()) + " case file(s) failed or were invalid";
+    for (const CorpusFailure& f : c.corpus.failures) corpus.detail += f.file + ": " + f.reason + (f.repro.empty() ? "" : "\n  " + f.repro) + "\n";
+  } else if (c.corpus.passed == 0) {
+    corpus.result = R::skipped;
+    corpus.message = "no case file of the corpus applies to this variant";
+  }
+  s.cases.push_back(corpus);
+  for (const OpRun& r : c.generated) {
+    JUnitCase g{c.variant, std::string("generated ") + rmsnorm::to_string(r.op) + " cases", r.seconds, R::pass, "", ""};
+    if (!r.unreachable.empty()) {
+      g.result = R::fail;
+      g.message = "no case can be drawn inside the claims: " + r.unreachable;
+    } else if (r.failed > 0 || r.too_many_skipped()) {
+      g.result = R::fail;
+      g.message = std::to_string(r.failed) + " of " + std::to_string(r.cases) + " failed, " + std::to_string(r.skipped) + " skipped";
+      for (const std::string& f : r.failures) g.detail += f + "\n";
+      if (r.too_many_skipped()) g.detail += "first skip: " + r.first_skip + "\n";
+    }
+    s.cases.push_back(g);
+  }
+  if (c.generated.empty() && !c.generated_note.empty())
+    s.cases.push_back({c.variant, "generated cases", 0, R::error, c.generated_note, ""});
+  return s;
+}
+
 namespace {
 
 oracle::Profile total_profile(const Certificate& c) {
@@ -373,6 +437,7 @@ std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
   if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
     range += " (fp32 rows " + std::to_string(v.min_dim_for(rmsnorm::DType::f32)) + " to " +
              std::to_string(v.max_dim_for(rmsnorm::DType::f32)) + ")";
+  if (v.f32_add_max_dim > 0) range += " (fp32 rows with the fused add to " + std::to_string(v.f32_add_max_dim) + ")";
   out.push_back(range + (v.packed_rows ? ", packed rows only" : v.aligned_rows ? ", 16-byte aligned rows" : ", any layout") +
                 (v.shared_frame ? ", x, y and o in one 16-byte frame" : "") + (v.same_type_weights ? ", weights of x's type" : ""));
   // The tolerance is the judge's: the declared shape within its limits, else a sequential sum.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oracle/oracle.h"
+#include "junit.h"
 #include "property_suite.h"
 #include "rmsnorm/variant.h"
 
@@ -21,7 +22,8 @@ namespace cert {
 class Progress {
  public:
   static constexpr double kLogSeconds = 30.0;
-  explicit Progress(std::string prefix);
+  // quiet: no transient lines (work running beside another phase that shows its own).
+  explicit Progress(std::string prefix, bool quiet = false);
   void update(const std::string& text);  // transient line
   void note(const std::string& text);    // permanent line
   void done();
@@ -32,6 +34,7 @@ class Progress {
  private:
   std::string prefix_;
   bool tty_;
+  bool quiet_;
   std::size_t last_len_ = 0;
   std::chrono::steady_clock::time_point last_log_;
   std::chrono::steady_clock::time_point phase_start_ = std::chrono::steady_clock::now();
@@ -113,6 +116,11 @@ struct Certificate {
 std::vector<std::string> claim_lines(const rmsnorm::Variant& v);
 std::string certificate_markdown(const Certificate& c);
 std::string certificate_json(const Certificate& c);
+// The certificate as JUnit (junit.h): one test case per property, the corpus, and each op's
+// generated cases; a property that cannot apply is skipped, every failure_summary() item a failure.
+JUnitSuite certificate_junit(const Certificate& c);
+// A property's result as a JUnit test case of `classname` (certify's variant, mutants' mutant).
+JUnitCase property_junit(const PropertyResult& r, const std::string& classname);
 
 bool write_text_file(const std::string& path, const std::string& text, std::string& error);
 

@@ -30,7 +30,7 @@ std::string profile_brief(const oracle::Profile& p) {
 }  // namespace
 
 int run_certify(const Args& args) {
-  CommandLine cl("certify", "certify PATTERN [--cases N] [--property-cases N] [--seed S] [--out DIR] [--jobs J] [--deadline S]",
+  CommandLine cl("certify", "certify PATTERN [--cases N] [--property-cases N] [--seed S] [--out DIR] [--jobs J] [--deadline S] [--junit FILE]",
                  "Certifies every product variant matching PATTERN ('all' = every non-mutant variant; globs with\n"
                  "* and ?): runs the property suite against it (RMSNORM_VARIANTS=<name>), replays the corpus,\n"
                  "runs N generated cases per op it implements and accumulates the error profile. Writes\n"
@@ -40,7 +40,7 @@ int run_certify(const Args& args) {
   std::vector<std::string> pattern;
   std::int64_t cases = 100, property_cases = -1, jobs = std::max(1u, std::thread::hardware_concurrency());
   std::uint64_t seed = 0x5eed2025c0ffee01ull;
-  std::string out_dir = "certificates", corpus = default_corpus_dir();
+  std::string out_dir = "certificates", corpus = default_corpus_dir(), junit_path;
   double timeout = 300, deadline = 0;
   bool no_properties = false;
   cl.positionals(&pattern, "a variant PATTERN (e.g. all, host.*, fwd.*)", 1, 1);
@@ -49,11 +49,12 @@ int run_certify(const Args& args) {
   cl.option_u64("--seed", &seed, "S", "seed of the generated cases (default 0x5eed2025c0ffee01)");
   cl.option("--out", &out_dir, "DIR", "where certificates go (default ./certificates)");
   cl.option("--corpus", &corpus, "DIR", "corpus to replay (default: this tree's corpora/)");
-  cl.option("--jobs", &jobs, "J", "property tests run J at a time (default: cores)", 1, 256);
+  cl.option("--jobs", &jobs, "J", "property tests run J at a time, the corpus and generated cases beside them when J > 1 (default: cores)", 1, 256);
   cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 300; a time-out is a failure)");
   cl.flag("--no-properties", &no_properties, "skip the property suite (the certificate then says FAIL: not run)");
   cl.option("--deadline", &deadline, "S",
             "start no variant after S seconds (0: none); the rest are listed NOT RUN and the run fails");
+  cl.option("--junit", &junit_path, "FILE", "also write the results as JUnit XML: a test case per property, corpus and op");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
   if (!(deadline >= 0) || !std::isfinite(deadline)) return cl.usage_exit("--deadline wants seconds >= 0 (0: none)");
@@ -83,6 +84,7 @@ int run_certify(const Args& args) {
   std::vector<Line> lines;
   std::vector<std::pair<std::string, std::string>> skipped;
   std::vector<std::string> not_run;  // --deadline passed before they started
+  std::vector<JUnitSuite> junit;
   bool all_ok = true;
   const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_all).count(); };
   // SUMMARY.md/.json from what is done so far (`pending`: variants still to come, listed so).
@@ -128,8 +130,9 @@ int run_certify(const Args& args) {
       continue;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    Progress progress("[" + std::to_string(vi + 1) + "/" + std::to_string(matched.size()) + " " + v->name + ", " +
-                      std::to_string(static_cast<long long>(elapsed())) + " s in] ");
+    const std::string progress_prefix = "[" + std::to_string(vi + 1) + "/" + std::to_string(matched.size()) + " " + v->name +
+                                        ", " + std::to_string(static_cast<long long>(elapsed())) + " s in] ";
+    Progress progress(progress_prefix);
     Certificate c;
     c.variant = v->name;
     c.description = v->description;
@@ -148,16 +151,30 @@ int run_certify(const Args& args) {
     c.property_cases = property_cases;
     c.seed = seed;
     c.claims = claim_lines(*v);
+    // The corpus and the generated cases run in this process, the properties in child processes:
+    // with more than one job the two go side by side, and the properties show the progress.
+    const bool side_by_side = !no_properties && jobs > 1;
+    Progress side_progress(progress_prefix, /*quiet=*/side_by_side);
+    auto corpus_and_generated = [&] {
+      c.corpus = replay_corpus(*v, corpus, side_progress);
+      if (generators_available()) {
+        c.generated = run_generated(*v, cases, seed, side_progress);
+      } else {
+        c.generated_note = "this build has no rmsnorm_generators library (properties/)";
+      }
+    };
+    std::thread side;
+    if (side_by_side) side = std::thread(corpus_and_generated);
     if (!no_properties) {
       c.suite = run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
     } else {
       c.suite.problems.push_back("skipped by --no-properties");
     }
-    c.corpus = replay_corpus(*v, corpus, progress);
-    if (generators_available()) {
-      c.generated = run_generated(*v, cases, seed, progress);
+    if (side_by_side) {
+      progress.update("corpus and generated cases");
+      side.join();
     } else {
-      c.generated_note = "this build has no rmsnorm_generators library (properties/)";
+      corpus_and_generated();
     }
     progress.done();
     c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -183,6 +200,7 @@ int run_certify(const Args& args) {
     for (const std::string& f : c.failure_summary()) std::printf("       %s\n", f.c_str());
     std::fflush(stdout);
     lines.push_back({v->name, ok ? "PASS" : "FAIL", detail, base + ".md"});
+    junit.push_back(certificate_junit(c));
     std::vector<std::string> pending;
     for (std::size_t k = vi + 1; k < matched.size(); ++k) pending.push_back(matched[k]->name);
     if (!write_summary(pending)) {
@@ -201,6 +219,17 @@ int run_certify(const Args& args) {
   if (!write_summary({})) {
     std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
     return kExitError;
+  }
+  if (!junit_path.empty()) {
+    using R = JUnitCase::Result;
+    JUnitSuite rest{"rmsnorm-cert certify: not certified", {}};
+    for (const auto& [name, why] : skipped) rest.cases.push_back({name, "certificate", 0, R::skipped, "no GPU: " + why, ""});
+    for (const std::string& name : not_run) rest.cases.push_back({name, "certificate", 0, R::fail, "not run: the --deadline had passed", ""});
+    if (!rest.cases.empty()) junit.push_back(rest);
+    if (!write_junit(junit_path, junit, error)) {
+      std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
+      return kExitError;
+    }
   }
   const double total_s = elapsed();
 

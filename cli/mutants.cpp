@@ -19,6 +19,7 @@
 #include "device_info.h"
 #include "git_commit.h"
 #include "json_writer.h"
+#include "junit.h"
 
 namespace cert {
 
@@ -123,13 +124,13 @@ void run_pooled(std::vector<MutantRow>& rows, std::int64_t budget, int jobs, dou
 }  // namespace
 
 int run_mutants(const Args& args) {
-  CommandLine cl("mutants", "mutants [--budget N] [--pattern GLOB] [--out DIR] [--jobs J] [--first-kill]",
+  CommandLine cl("mutants", "mutants [--budget N] [--pattern GLOB] [--out DIR] [--jobs J] [--first-kill] [--junit FILE]",
                  "Runs the property suite (RMSNORM_PROP_CASES=N) and the corpus against every mutant variant\n"
                  "(host mutants always, device mutants when a GPU is present) and prints the kill matrix:\n"
                  "K killed by a failed check, C by a crash, T by a time-out, . survived, - not applicable.\n"
                  "Writes DIR/kill_matrix.md and .json. Exit 1 when any mutant survives.");
   std::int64_t budget = 100, jobs = std::max(1u, std::thread::hardware_concurrency());
-  std::string pattern = "mutant.*", out_dir = "mutants", corpus = default_corpus_dir();
+  std::string pattern = "mutant.*", out_dir = "mutants", corpus = default_corpus_dir(), junit_path;
   double timeout = 600;
   bool first_kill = false;
   cl.option("--budget", &budget, "N", "cases per property (RMSNORM_PROP_CASES, default 100)", 1, 100000000);
@@ -139,6 +140,7 @@ int run_mutants(const Args& args) {
   cl.option("--jobs", &jobs, "J", "property tests run J at a time (default: cores)", 1, 256);
   cl.option("--timeout", &timeout, "S", "limit per property test in seconds (default 600)");
   cl.flag("--first-kill", &first_kill, "stop a mutant's run at its first kill (faster; the matrix is then partial)");
+  cl.option("--junit", &junit_path, "FILE", "also write JUnit XML: a test case per mutant, failed when it survives");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
   if (pattern.compare(0, 7, "mutant.") != 0 && pattern != "*")
@@ -218,12 +220,15 @@ int run_mutants(const Args& args) {
   j.value("device", device.available ? device.name : "").value("device_reason", device.reason);
   j.begin_array("mutants");
   std::string details;
+  using R = JUnitCase::Result;
+  JUnitSuite junit{"rmsnorm-cert mutants", {}};
   for (const MutantRow& m : rows) {
     j.begin_object().value("mutant", m.variant->name).value("switch", rmsnorm::to_string(m.variant->mutant));
     j.value("description", rmsnorm::mutant_description(m.variant->mutant));
     if (m.skipped) {
       skipped_by_reason[m.skip_reason].push_back(m.variant->name);
       j.value("verdict", "skipped").value("reason", m.skip_reason).end_object();
+      junit.cases.push_back({"mutants", m.variant->name, 0, R::skipped, "not run here: " + m.skip_reason, ""});
       continue;
     }
     ++total;
@@ -231,6 +236,9 @@ int run_mutants(const Args& args) {
     const std::string by = killers(m);
     std::printf("%-60s %-9s %s\n", m.variant->name.c_str(), m.killed() ? "killed" : "SURVIVED", by.c_str());
     md += "| `" + m.variant->name + "` | " + (m.killed() ? "killed" : "**SURVIVED**") + " | " + by + " |\n";
+    junit.cases.push_back({"mutants", m.variant->name, m.seconds, m.killed() ? R::pass : R::fail,
+                           m.killed() ? "killed by " + by : std::string("SURVIVED every property and the corpus"),
+                           rmsnorm::mutant_description(m.variant->mutant)});
     j.value("verdict", m.killed() ? "killed" : "survived").value("seconds", m.seconds);
     j.begin_array("properties");
     details += "\n### `" + m.variant->name + "` — " + (m.killed() ? "killed" : "**SURVIVED**") + "\n\n" +
@@ -290,6 +298,10 @@ int run_mutants(const Args& args) {
   }
   std::printf("\nmutants: %s; kill matrix in %s/kill_matrix.md\n", summary, out_dir.c_str());
   if (!write_text_file(out_dir + "/kill_matrix.md", md, error) || !write_text_file(out_dir + "/kill_matrix.json", j.str(), error)) {
+    std::fprintf(stderr, "rmsnorm-cert mutants: %s\n", error.c_str());
+    return kExitError;
+  }
+  if (!junit_path.empty() && !write_junit(junit_path, {junit}, error)) {
     std::fprintf(stderr, "rmsnorm-cert mutants: %s\n", error.c_str());
     return kExitError;
   }

@@ -267,9 +267,13 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
   ::close(fd);
   const std::string report_path = tmpl;
   const auto start = std::chrono::steady_clock::now();
-  const ChildResult child = run_child({exe.path, escape_test_name(test_name), "-r", "xml", "-o", report_path},
-                                      {{"RMSNORM_VARIANTS", variant}, {"RMSNORM_PROP_CASES", std::to_string(cases)}},
-                                      timeout_seconds);
+  // Children run side by side, each with an OpenMP team as wide as the machine: threads that wait
+  // sleep rather than spin, so that they do not take the cores the other children work on (as
+  // the GPU shards of ctest do). The caller's own OMP_WAIT_POLICY wins.
+  std::vector<std::pair<std::string, std::string>> env = {{"RMSNORM_VARIANTS", variant},
+                                                          {"RMSNORM_PROP_CASES", std::to_string(cases)}};
+  if (std::getenv("OMP_WAIT_POLICY") == nullptr) env.emplace_back("OMP_WAIT_POLICY", "passive");
+  const ChildResult child = run_child({exe.path, escape_test_name(test_name), "-r", "xml", "-o", report_path}, env, timeout_seconds);
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::string xml;
   {

@@ -1,6 +1,7 @@
 // `replay`: every case file given (directories recursively) on every variant its pattern
 // matches; one line per case × variant, the reproduction line under every failure.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -9,6 +10,7 @@
 #include "case_runner.h"
 #include "command_line.h"
 #include "commands.h"
+#include "junit.h"
 
 namespace cert {
 
@@ -31,7 +33,7 @@ std::string profile_note(const oracle::Profile& p) {
 }  // namespace
 
 int run_replay(const Args& args) {
-  CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet] [--verbose]",
+  CommandLine cl("replay", "replay FILE|DIR... [--variant PATTERN] [--memory host|device|any] [--quiet] [--verbose] [--junit FILE]",
                  "Parses every case file (*.case under directories) and runs it on every registered variant\n"
                  "matching the case's variant pattern (or --variant). One line per case file with its counts\n"
                  "(--verbose: one per case x variant); every failure gets its own line and the command that\n"
@@ -39,13 +41,14 @@ int run_replay(const Args& args) {
                  "case's variant pattern matches no registered variant, or when nothing was checked at all;\n"
                  "2 when a case file is malformed. --memory device without a usable GPU exits 77 (skipped).");
   std::vector<std::string> paths;
-  std::string variant_override, memory = "any";
+  std::string variant_override, memory = "any", junit_path;
   bool quiet = false, verbose = false;
   cl.positionals(&paths, "at least one case file or directory", 1, 100000);
   cl.option("--variant", &variant_override, "PATTERN", "run on these variants instead of each case's own pattern");
   cl.option("--memory", &memory, "WHERE", "only host or only device variants (default any)");
   cl.flag("--quiet", &quiet, "print failures and the summary only");
   cl.flag("--verbose", &verbose, "one line per case and variant, skips included");
+  cl.option("--junit", &junit_path, "FILE", "also write JUnit XML: a test case per case file and variant");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
   if (memory != "any" && memory != "host" && memory != "device")
@@ -68,12 +71,15 @@ int run_replay(const Args& args) {
     return kExitUsage;
   }
   int passed = 0, failed = 0, skipped = 0, invalid = 0, unmatched = 0, other_memory = 0;
+  using R = JUnitCase::Result;
+  JUnitSuite junit{"rmsnorm-cert replay", {}};
   std::map<std::string, int> skip_reasons;
   for (const std::string& file : files) {
     harness::Case c;
     if (!load_case_file(file, c, error)) {
       std::printf("INVALID %s\n", error.c_str());
       ++invalid;
+      junit.cases.push_back({"replay", file, 0, R::error, "invalid case file: " + error, ""});
       continue;
     }
     std::vector<const rmsnorm::Variant*> variants = variants_for(c, variant_override);
@@ -82,7 +88,9 @@ int run_replay(const Args& args) {
       if (memory == "host" && v->memory != rmsnorm::Memory::host) continue;
       if (memory == "device" && v->memory != rmsnorm::Memory::device) continue;
       ++ran;
+      const auto t0 = std::chrono::steady_clock::now();
       const CaseRun run = run_case(c, *v);
+      JUnitCase jc{v->name, file, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), R::pass, run.reason, ""};
       switch (run.verdict) {
         case RunVerdict::pass:
           ++passed;
@@ -94,10 +102,12 @@ int run_replay(const Args& args) {
           ++file_skipped;
           ++skip_reasons[run.reason];
           if (verbose) std::printf("skip    %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
+          jc.result = R::skipped;
           break;
         case RunVerdict::invalid:
           ++invalid;
           std::printf("INVALID %-48s %-34s %s\n", file.c_str(), v->name.c_str(), run.reason.c_str());
+          jc.result = R::error;
           break;
         case RunVerdict::fail: {
           ++failed;
@@ -106,10 +116,13 @@ int run_replay(const Args& args) {
           exact.variant = v->name;
           std::printf("FAIL    %-48s %-34s %s\n        %s\n", file.c_str(), v->name.c_str(), run.reason.c_str(),
                       repro_command(exact).c_str());
+          jc.result = R::fail;
+          jc.detail = repro_command(exact);
           break;
         }
       }
       std::fflush(stdout);
+      junit.cases.push_back(std::move(jc));
     }
     const std::string pattern = variant_override.empty() ? c.variant : variant_override;
     if (!quiet && !verbose && ran > 0 && file_failed == 0)
@@ -118,6 +131,7 @@ int run_replay(const Args& args) {
       // A pattern that names nothing registered is a mistake (a typo, a plugin not loaded).
       ++unmatched;
       std::printf("NONE    %-48s no registered variant matches '%s' (rmsnorm-cert list)\n", file.c_str(), pattern.c_str());
+      junit.cases.push_back({"replay", file, 0, R::fail, "no registered variant matches '" + pattern + "'", ""});
     } else if (ran == 0) {
       ++other_memory;
       if (!quiet) std::printf("none    %-48s no %s variant matches '%s'\n", file.c_str(), memory.c_str(), pattern.c_str());
@@ -134,6 +148,10 @@ int run_replay(const Args& args) {
   const std::size_t shown = verbose ? reasons.size() : std::min<std::size_t>(reasons.size(), 3);
   for (std::size_t i = 0; i < shown; ++i) std::printf("  skipped %d× : %s\n", reasons[i].first, reasons[i].second.c_str());
   if (shown < reasons.size()) std::printf("  ... and %zu other reasons for skips (--verbose lists them)\n", reasons.size() - shown);
+  if (!junit_path.empty() && !write_junit(junit_path, {junit}, error)) {
+    std::fprintf(stderr, "rmsnorm-cert replay: %s\n", error.c_str());
+    return kExitError;
+  }
   if (invalid > 0) return kExitUsage;
   if (failed > 0) return kExitFailed;
   if (unmatched > 0) {

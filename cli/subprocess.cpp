@@ -1,5 +1,6 @@
 #include "subprocess.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -63,12 +64,17 @@ ChildResult run_child(const std::vector<std::string>& argv_in,
   for (const auto& [name, value] : extra_env) env.push_back(name + "=" + value);
   std::vector<char*> cargv = c_strings(argv), cenv = c_strings(env);
 
+  // O_CLOEXEC: run_child is called from several threads at once (certify's and mutants' pools).
+  // A child forked by another thread while these pipes are open would otherwise keep their write
+  // ends across its exec, and this call would see no end of file until that sibling exited too:
+  // every test of a pool then lasted as long as the longest one running beside it. dup2() below
+  // clears the flag on the child's own stdout and stderr.
   int out_pipe[2], err_pipe[2];
-  if (::pipe(out_pipe) != 0) {
+  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
     res.error = std::string("pipe: ") + std::strerror(errno);
     return res;
   }
-  if (::pipe(err_pipe) != 0) {
+  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
     res.error = std::string("pipe: ") + std::strerror(errno);
     ::close(out_pipe[0]);
     ::close(out_pipe[1]);

@@ -1,7 +1,8 @@
 # cli.certify_deadline: `certify host.* --deadline 1e-9` must start nothing, exit 1, and leave a
-# summary that lists host.reference as NOT RUN with the verdict "fail".
+# summary that lists host.reference as NOT RUN with the verdict "fail", and JUnit XML where that
+# variant is a failure.
 file(REMOVE_RECURSE ${OUT})
-execute_process(COMMAND ${CERT} certify host.* --cases 1 --deadline 1e-9 --out ${OUT}
+execute_process(COMMAND ${CERT} certify host.* --cases 1 --deadline 1e-9 --out ${OUT} --junit ${OUT}/junit.xml
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 1)
   message(FATAL_ERROR "certify with a passed deadline exited ${rc}, expected 1\n${out}${err}")
@@ -13,6 +14,10 @@ if(NOT md MATCHES "host.reference` \\| NOT RUN")
 endif()
 if(NOT json MATCHES "\"verdict\": *\"fail\"")
   message(FATAL_ERROR "SUMMARY.json verdict is not fail:\n${json}")
+endif()
+file(READ ${OUT}/junit.xml junit)
+if(NOT junit MATCHES "<testcase classname=\"host.reference\" name=\"certificate\" time=\"0.000\">[ \n]*<failure message=\"not run: the --deadline had passed\"/>")
+  message(FATAL_ERROR "junit.xml does not fail host.reference as not run:\n${junit}")
 endif()
 if(EXISTS ${OUT}/host.reference.md)
   message(FATAL_ERROR "a certificate was written for a variant that was not run")
