@@ -279,7 +279,7 @@ class Bench {
   void run_shape(Op op, DType t, std::int64_t R, std::int64_t D) {
     const std::size_t xs = rmsnorm::size_of(t);
     const bool quant = op == Op::forward_quant || op == Op::add_forward_quant;
-    const bool add = op == Op::add_forward || op == Op::add_forward_quant || op == Op::add_backward;
+    const bool add = rmsnorm::has_residual(op);
     const DType yt = quant ? DType::e4m3 : t;
     const std::size_t act = static_cast<std::size_t>(R * D) * xs;
     const std::size_t out = static_cast<std::size_t>(R * D) * rmsnorm::size_of(yt);

@@ -52,6 +52,8 @@ void print_variants(const std::string& pattern, bool mutants) {
     if (v.f32_min_dim > 0 || v.f32_max_dim > 0)
       std::printf(" (fp32 rows: %lld <= D <= %lld)", static_cast<long long>(v.min_dim_for(rmsnorm::DType::f32)),
                   static_cast<long long>(v.max_dim_for(rmsnorm::DType::f32)));
+    if (v.f32_add_max_dim > 0)
+      std::printf(" (fp32 rows with the fused add: D <= %lld)", static_cast<long long>(v.f32_add_max_dim));
     std::string types;
     for (int t = 0; t < 32; ++t)
       if ((v.dtypes >> t) & 1u) types += std::string(types.empty() ? ", x of " : " or ") + rmsnorm::to_string(static_cast<rmsnorm::DType>(t));
@@ -90,6 +92,7 @@ std::string md_range(const rmsnorm::Variant& v) {
   std::string s = md_dim(v.min_dim) + "–" + md_dim(v.max_dim);
   if (v.min_dim_for(DType::f32) != v.min_dim || v.max_dim_for(DType::f32) != v.max_dim)
     s += "; fp32 " + md_dim(v.min_dim_for(DType::f32)) + "–" + md_dim(v.max_dim_for(DType::f32));
+  if (v.f32_add_max_dim > 0) s += " (" + md_dim(v.f32_add_max_dim) + " with the fused add)";
   return s;
 }
 

@@ -122,6 +122,7 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   a.target_max_dim = v.max_dim;
   a.target_f32_min_dim = v.min_dim_for(DType::f32);
   a.target_f32_max_dim = v.max_dim_for(DType::f32);
+  a.target_f32_add_max_dim = v.max_dim_for(DType::f32, /*add=*/true);
   a.target_aligned = v.aligned_rows;
   a.target_packed = v.packed_rows;
   a.target_shared_frame = v.shared_frame;
@@ -176,7 +177,9 @@ std::int64_t aim_dim(const Domain& d, Op op, DType x_type, std::int64_t dim, std
   if (d.target_max_dim > 0) {
     const bool f32 = x_type == DType::f32 && d.target_f32_max_dim > 0;
     const std::int64_t t_lo = f32 ? d.target_f32_min_dim : d.target_min_dim;
-    const std::int64_t t_hi = f32 ? d.target_f32_max_dim : d.target_max_dim;
+    const bool add = rmsnorm::has_residual(op);
+    const std::int64_t f32_hi = add && d.target_f32_add_max_dim > 0 ? d.target_f32_add_max_dim : d.target_f32_max_dim;
+    const std::int64_t t_hi = f32 ? f32_hi : d.target_max_dim;
     if (std::max(lo, t_lo) <= std::min(hi, t_hi)) lo = std::max(lo, t_lo), hi = std::min(hi, t_hi);
     // Without pads a row stride is D itself: only a vector multiple keeps every row aligned.
     if (d.target_aligned && !d.layouts) vec = vector_elements(op);

@@ -91,9 +91,10 @@ void register_backward_variants(std::vector<Variant>& out) {
   // The dispatcher considers them in this order; the dispatch table (dispatch_table.cpp) says
   // which it takes where. The first it takes that can implement the arguments runs.
   add("bwd.staged_streams.vec8",
-      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096)",
+      "one program per SM, 3-6 row streams each, next rows staged by cp.async, 2-4 chunks per thread from D = 2048, lean addressing for 16-bit rows but the plain backward of > 8192 rows wider than 1024 (aligned, 512<D<=8192, fp32 to 4096, to 2040 with the fused add)",
       streams_can_implement, run_checked<streams_can_implement, streams_launch<Mutant::none>>, streams_row_shape, streams_dg_shape,
       kStagedMinDim, kStreamsMaxDim, true, kStagedMinDim, kStreamsMaxDim32);
+  out.back().f32_add_max_dim = kStreamsMaxDim32Add;
   add("bwd.staged_cluster.vec8",
       "one row over an 8-CTA cluster, each CTA a column slice with the next rows staged in its shared memory by cp.async, row sum through DSMEM (aligned, 512<D<=65536)",
       staged_cluster_can_implement, run_checked<staged_cluster_can_implement, staged_cluster_launch<Mutant::none>>, cluster_row_shape,

@@ -366,6 +366,10 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
 // to 256 threads (K = 4 holds 64 fp32 of weights and dg sums: more than 85 registers).
 inline constexpr std::int64_t kStreamsMaxDim = 8192;
 inline constexpr std::int64_t kStreamsMaxDim32 = 4096;
+// fp32 rows with the fused add: two stages of three tensors fit up to here, and again from 2049 to
+// 2560 (a wider stream): the declared range is one interval, so the streams stop at 2040 and
+// bwd.staged_rows takes the rest (test_launch_configs checks that every width up to it fits).
+inline constexpr std::int64_t kStreamsMaxDim32Add = 2040;
 inline constexpr std::size_t kStreamsSmemPerBlock = 200 * 1024;
 struct StreamsConfig {
   int threads = 0;  // per stream
@@ -407,7 +411,7 @@ inline std::size_t streams_smem(const StreamsConfig& c, std::int64_t dim, std::s
 // be accepted and then nothing launched, dx left as it was:
 // corpora/regressions/backward_streams_f32_wide_no_launch.case.)
 inline bool streams_fits(std::int64_t dim, std::size_t elem_bytes, bool residual) {
-  if (elem_bytes == 4 && dim > kStreamsMaxDim32) return false;
+  if (elem_bytes == 4 && dim > (residual ? kStreamsMaxDim32Add : kStreamsMaxDim32)) return false;
   return streams_smem(streams_config(dim), dim, elem_bytes, residual) <= kStreamsSmemPerBlock + 16 * 1024;
 }
 

@@ -86,7 +86,7 @@ int main() {
       if (streams_row_shape(d).per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
       for (const bool residual : {false, true}) {
         if (!streams_fits(d, elem, residual)) {
-          if (elem == 2 || (!residual && d <= kStreamsMaxDim32)) fail(at + ": declines rows it should take");
+          if (elem == 2 || d <= (residual ? kStreamsMaxDim32Add : kStreamsMaxDim32)) fail(at + ": declines rows it should take");
           continue;
         }
         // launch_streams has K = 4 instances for 16-bit rows only: an accepted fp32 row of K = 4

@@ -76,7 +76,7 @@ struct Case {
   bool is_forward() const {
     return op != rmsnorm::Op::backward && op != rmsnorm::Op::add_backward;
   }
-  bool has_add() const { return op == rmsnorm::Op::add_forward || op == rmsnorm::Op::add_forward_quant || op == rmsnorm::Op::add_backward; }
+  bool has_add() const { return rmsnorm::has_residual(op); }
   bool has_quant() const { return op == rmsnorm::Op::forward_quant || op == rmsnorm::Op::add_forward_quant; }
   bool has_expectations() const {
     return !expect_y.empty() || !expect_dx.empty() || !expect_dg.empty() || !expect_rstd.empty();

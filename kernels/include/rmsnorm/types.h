@@ -39,6 +39,10 @@ enum class Op : std::uint8_t {
   add_backward,       // dx += dresidual (gradient of the residual stream), dg
 };
 inline constexpr int kOpCount = 6;
+// The ops with a residual tensor (the fused add, forward or backward).
+inline constexpr bool has_residual(Op op) {
+  return op == Op::add_forward || op == Op::add_forward_quant || op == Op::add_backward;
+}
 
 // A 2-D row-major tensor view: rows of `dim` contiguous elements, `stride` elements apart.
 // `data` is a host or device pointer, as the variant's Memory says.

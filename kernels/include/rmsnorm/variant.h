@@ -71,9 +71,11 @@ struct Variant {
   // generators aim a share of their draws at. min_dim/max_dim hold for 16-bit rows and, unless
   // f32_min_dim/f32_max_dim (> 0) say otherwise, for fp32 rows (bwd.staged_rows stops at 8192
   // for fp32, bwd.cluster_rows starts at 8193). The widest over outputs (an FP8 output may
-  // narrow it); can_implement() decides every case.
+  // narrow it); can_implement() decides every case. f32_add_max_dim (> 0) narrows fp32 rows
+  // further for the ops with a residual (the fused add, forward or backward: one more row tensor
+  // to stage; bwd.staged_streams stops at 2040 there).
   std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
-  std::int64_t f32_min_dim = 0, f32_max_dim = 0;
+  std::int64_t f32_min_dim = 0, f32_max_dim = 0, f32_add_max_dim = 0;
   bool aligned_rows = false;  // takes 16-byte aligned rows (and g) only
   bool packed_rows = false;   // takes packed rows only (every row stride = D), any alignment
   // Takes rows of any alignment, but x, y (and o) in one 16-byte frame: equal base offsets and
@@ -89,8 +91,15 @@ struct Variant {
   std::string origin;
 
   std::int64_t min_dim_for(DType x) const { return x == DType::f32 && f32_min_dim > 0 ? f32_min_dim : min_dim; }
-  std::int64_t max_dim_for(DType x) const { return x == DType::f32 && f32_max_dim > 0 ? f32_max_dim : max_dim; }
-  bool declares(std::int64_t dim, DType x) const { return dim >= min_dim_for(x) && dim <= max_dim_for(x); }
+  // `add`: for an op with a residual (add_forward, add_forward_quant, add_backward).
+  std::int64_t max_dim_for(DType x, bool add = false) const {
+    if (x != DType::f32) return max_dim;
+    if (add && f32_add_max_dim > 0) return f32_add_max_dim;
+    return f32_max_dim > 0 ? f32_max_dim : max_dim;
+  }
+  bool declares(std::int64_t dim, DType x, bool add = false) const {
+    return dim >= min_dim_for(x) && dim <= max_dim_for(x, add);
+  }
 
   bool supports(Op op) const { return (ops >> static_cast<int>(op)) & 1u; }
   bool is_mutant() const { return mutant != Mutant::none; }

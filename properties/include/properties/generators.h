@@ -82,6 +82,7 @@ struct Domain {
   // can implement is declined and checks nothing); the fuzz loop aims a third of the time.
   std::int64_t target_min_dim = 0, target_max_dim = 0;          // 16-bit rows
   std::int64_t target_f32_min_dim = 0, target_f32_max_dim = 0;  // fp32 rows
+  std::int64_t target_f32_add_max_dim = 0;                     // fp32 rows of the fused add
   bool target_aligned = false;
   bool target_packed = false;
   bool target_shared_frame = false;  // y (and o) laid out as x: same pads and offsets
