@@ -17,6 +17,7 @@ int run_certify(const Args& args);
 int run_mutants(const Args& args);
 int run_bench(const Args& args);
 int run_examples(const Args& args);
+int run_lab(const Args& args);
 
 // The directory holding the corpus of this source tree (RMSNORM_CORPUS overrides).
 std::string default_corpus_dir();

@@ -32,6 +32,7 @@ const Subcommand kCommands[] = {
     {"mutants", cert::run_mutants, "run the suite and corpus against every mutant; print the kill matrix"},
     {"bench", cert::run_bench, "run rmsnorm-bench with the given arguments"},
     {"examples", cert::run_examples, "the seed's worked examples, computed by the oracle"},
+    {"lab", cert::run_lab, "the lecture's lab: exercises, central differences, planted bugs caught"},
 };
 
 void print_overview(std::FILE* out) {

@@ -1,0 +1,312 @@
+// `lab`: the lecture's lab, run on this machine. The worked exercises (hand calculations of the
+// forward and backward, the padding divisor, the bandwidth ledger), the FP64 central-difference
+// check of dx and dγ with a verdict per element, the two bugs the lab asks to plant (sum instead
+// of mean in the backward, the padded divisor) caught by the judge through their mutants, and
+// host.reference judged on the same row. One screen; --json gives the same as data.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "case_runner.h"
+#include "command_line.h"
+#include "commands.h"
+#include "json_writer.h"
+
+namespace cert {
+
+namespace {
+
+// The lab's row in FP64: y = x·r·g with r = 1/sqrt(mean(x²) + eps), and the loss L = Σ dy·y
+// whose gradient the backward computes.
+struct Row {
+  std::vector<double> x, g, dy;
+  double eps = 0;
+};
+
+double rstd_of(const std::vector<double>& x, double eps) {
+  double ss = 0;
+  for (double v : x) ss += v * v;
+  return 1.0 / std::sqrt(ss / static_cast<double>(x.size()) + eps);
+}
+
+double loss(const Row& row, const std::vector<double>& x, const std::vector<double>& g) {
+  const double r = rstd_of(x, row.eps);
+  double l = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) l += row.dy[i] * x[i] * r * g[i];
+  return l;
+}
+
+// The lecture's analytic gradient: u = dy·g, a = mean(u·x), dx = r·u − r³·x·a, dγ = dy·x·r.
+// `sum_not_mean`: the planted bug, a = Σ(u·x).
+void gradient(const Row& row, bool sum_not_mean, std::vector<double>& dx, std::vector<double>& dg) {
+  const std::size_t n = row.x.size();
+  const double r = rstd_of(row.x, row.eps);
+  double a = 0;
+  for (std::size_t i = 0; i < n; ++i) a += row.dy[i] * row.g[i] * row.x[i];
+  if (!sum_not_mean) a /= static_cast<double>(n);
+  dx.assign(n, 0);
+  dg.assign(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    dx[i] = r * row.dy[i] * row.g[i] - r * r * r * row.x[i] * a;
+    dg[i] = row.dy[i] * row.x[i] * r;
+  }
+}
+
+// [L(v + h e_i) − L(v − h e_i)] / (2h) for every i, v = x (wrt_x) or g.
+std::vector<double> central(const Row& row, bool wrt_x, double h) {
+  std::vector<double> out(row.x.size());
+  for (std::size_t i = 0; i < row.x.size(); ++i) {
+    std::vector<double> xp = row.x, xm = row.x, gp = row.g, gm = row.g;
+    (wrt_x ? xp : gp)[i] += h;
+    (wrt_x ? xm : gm)[i] -= h;
+    out[i] = (loss(row, xp, gp) - loss(row, xm, gm)) / (2 * h);
+  }
+  return out;
+}
+
+double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+struct Check {
+  std::string section, name, detail;
+  bool pass = false;
+};
+
+const char* verdict(bool pass) { return pass ? "PASS" : "FAIL"; }
+
+harness::Case backward_case_of(const Row& row) {
+  harness::Case c;
+  c.op = rmsnorm::Op::backward;
+  c.rows = 1;
+  c.dim = static_cast<std::int64_t>(row.x.size());
+  c.x_type = c.y_type = c.g_type = rmsnorm::DType::f32;
+  c.eps = static_cast<float>(row.eps);
+  for (std::size_t i = 0; i < row.x.size(); ++i) {
+    c.x.push_back(static_cast<float>(row.x[i]));
+    c.g.push_back(static_cast<float>(row.g[i]));
+    c.dy.push_back(static_cast<float>(row.dy[i]));
+  }
+  return c;
+}
+
+// Runs `c` on the variant `name` through the judge: "pass", or the first failure and the repro line.
+CaseRun judge(harness::Case c, const std::string& name, std::string& error) {
+  CaseRun run;
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  if (v == nullptr) {
+    error = name + " is not registered in this build";
+    return run;
+  }
+  if (!c.is_forward() && c.rstd.empty() && !fill_backward_rstd(c, error)) return run;
+  c.variant = name;
+  return run_case(c, *v);
+}
+
+}  // namespace
+
+int run_lab(const Args& args) {
+  CommandLine cl("lab", "lab [--width D] [--eps E] [--seed S] [--json]",
+                 "The lecture's lab on this machine: the worked exercises, the FP64 central-difference check of\n"
+                 "dx and dgamma per element, the planted bugs (sum instead of mean, the padded divisor) caught by\n"
+                 "the judge through their mutants, and host.reference judged on the same row. Exit 1 when a check\n"
+                 "fails.");
+  std::int64_t width = 7, seed = 1;
+  double eps = 1e-5;
+  bool json = false;
+  cl.option("--width", &width, "D", "the row's width (default 7; try 1, 13, 1025)", 1, 1 << 20);
+  cl.option("--eps", &eps, "E", "eps inside the root (default 1e-5)");
+  cl.option("--seed", &seed, "S", "seed of the row's x, gamma and dy (default 1)", 0, std::numeric_limits<std::int64_t>::max());
+  cl.flag("--json", &json, "print the results as JSON");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (!(eps >= 0) || !std::isfinite(eps)) return cl.usage_exit("--eps wants a finite value >= 0");
+
+  std::vector<Check> checks;
+  auto add = [&](const char* section, std::string name, bool pass, std::string detail) {
+    checks.push_back({section, std::move(name), std::move(detail), pass});
+  };
+  char buf[256];
+
+  // 1. Exercise 1: x = [1, 2], γ = [1, 2], dy = [3, −1], ε = 0, by hand.
+  {
+    const Row row{{1, 2}, {1, 2}, {3, -1}, 0};
+    std::vector<double> dx, dg;
+    gradient(row, false, dx, dg);
+    const double r = rstd_of(row.x, 0);
+    const double xdx = row.x[0] * dx[0] + row.x[1] * dx[1];
+    const bool ok = std::fabs(r - 0.632456) < 1e-6 && std::fabs(dx[0] - 2.023858) < 1e-6 && std::fabs(dx[1] + 1.011929) < 1e-6 &&
+                    std::fabs(dg[0] - 1.897367) < 1e-6 && std::fabs(dg[1] + 1.264911) < 1e-6 && std::fabs(xdx) < 1e-12;
+    std::snprintf(buf, sizeof buf, "r = %.6f, y = [%.6f, %.6f], dx = [%.6f, %.6f], dγ = [%.6f, %.6f], x·dx = %.1g", r, r,
+                  4 * r, dx[0], dx[1], dg[0], dg[1], xdx);
+    add("exercises", "1: forward and backward by hand", ok, buf);
+    std::string why;
+    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
+    add("exercises", "1: host.reference on it, judged", run.verdict == RunVerdict::pass, why.empty() ? to_string(run.verdict) : why);
+  }
+  // 2. Exercise 2: D = 5 ones padded to BLOCK = 8, the sum divided by 8.
+  {
+    const double right = 1.0, wrong = std::sqrt(8.0 / 5.0);
+    std::snprintf(buf, sizeof buf, "correct y = %.6f; divided by BLOCK = 8: y = %.6f (%.2f%% too large)", right, wrong,
+                  100 * (wrong - 1));
+    add("exercises", "2: the padding divisor", std::fabs(wrong - 1.264911) < 1e-6, buf);
+  }
+  // 3. Exercise 3: R = 4096, D = 8192 bf16, one read and one write in 50 µs on a 3.35 TB/s HBM.
+  {
+    const double bytes = 4096.0 * 8192 * 2 * 2, t = 50e-6, peak = 3.35e12;
+    const double bw = bytes / t, floor_us = bytes / peak * 1e6;
+    std::snprintf(buf, sizeof buf, "%.0f B / 50 µs = %.3f TB/s = %.1f%% of 3.35 TB/s; lower bound %.1f µs (%.2fx)", bytes,
+                  bw / 1e12, 100 * bw / peak, floor_us, 50 / floor_us);
+    add("exercises", "3: the bandwidth ledger", std::fabs(bw / 1e12 - 2.684) < 1e-3 && std::fabs(floor_us - 40.1) < 0.05, buf);
+  }
+
+  // The lab script's other checks, judged on host.reference: a zero row (y = 0, dx = dy·g/sqrt(eps),
+  // finite for eps > 0) and fp16 rows of ±300, whose squares (90000) overflow fp16 but not fp32.
+  {
+    harness::Case zero;
+    zero.op = rmsnorm::Op::backward;
+    zero.rows = 1;
+    zero.dim = 2;
+    zero.x_type = zero.y_type = zero.g_type = rmsnorm::DType::f32;
+    zero.eps = 1e-5f;
+    zero.x = {0, 0};
+    zero.g = {1, 2};
+    zero.dy = {3, -1};
+    std::string why;
+    CaseRun run = judge(zero, "host.reference", why);
+    add("exercises", "zero row, eps = 1e-5: dx = dy*g/sqrt(eps), judged on host.reference", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "ok" : run.reason) : why);
+    harness::Case f16;
+    f16.op = rmsnorm::Op::forward;
+    f16.rows = 1;
+    f16.dim = 4;
+    f16.x_type = f16.y_type = f16.g_type = rmsnorm::DType::f16;
+    f16.eps = 1e-6f;
+    f16.x = {300, -300, 300, -300};
+    f16.g = {1, 1, 1, 1};
+    why.clear();
+    run = judge(f16, "host.reference", why);
+    add("exercises", "fp16 x = ±300 (300² > 65504): squares in fp32, judged on host.reference", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "ok: y = ±1, finite" : run.reason) : why);
+  }
+
+  // The lab's row: x ~ N(0, 1), γ ~ U(0.5, 1.5), dy ~ N(0, 1).
+  Row row;
+  row.eps = eps;
+  {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    for (std::int64_t i = 0; i < width; ++i) {
+      // Values representable in fp32, so that the judged kernel sees the very row differentiated here.
+      row.x.push_back(static_cast<float>(normal(rng)));
+      row.g.push_back(static_cast<float>(uniform(rng)));
+      row.dy.push_back(static_cast<float>(normal(rng)));
+    }
+  }
+  // 2. Central differences in FP64, h = 1e-6: the lecture's threshold is 1e-7.
+  const double h = 1e-6, tol = 1e-7;
+  std::vector<double> dx, dg;
+  gradient(row, false, dx, dg);
+  const std::vector<double> ndx = central(row, true, h), ndg = central(row, false, h);
+  struct Element { double dx, ndx, dg, ndg; bool pass; };
+  std::vector<Element> elements;
+  int failed_elements = 0;
+  for (std::int64_t i = 0; i < width; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const bool pass = std::fabs(dx[k] - ndx[k]) < tol && std::fabs(dg[k] - ndg[k]) < tol;
+    failed_elements += !pass;
+    elements.push_back({dx[k], ndx[k], dg[k], ndg[k], pass});
+  }
+  std::snprintf(buf, sizeof buf, "D = %lld: max |dx − central| %.2g, max |dγ − central| %.2g (h = %g, threshold %g); %d of %lld elements fail",
+                static_cast<long long>(width), max_abs_diff(dx, ndx), max_abs_diff(dg, ndg), h, tol, failed_elements,
+                static_cast<long long>(width));
+  add("gradient", "central differences, every element", failed_elements == 0, buf);
+  {
+    std::string why;
+    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
+    add("gradient", "host.reference's fp32 dx and dγ on this row, judged", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "within the contract's bounds" : run.reason) : why);
+  }
+
+  // 3. The planted bugs. Sum instead of mean: the reduction term grows by D (nothing at D = 1).
+  {
+    std::vector<double> bdx, bdg;
+    gradient(row, true, bdx, bdg);
+    const double err = max_abs_diff(bdx, ndx);
+    const bool expect_caught = width > 1;
+    std::snprintf(buf, sizeof buf, "FP64: max |dx − central| = %.3g at D = %lld (%s)", err, static_cast<long long>(width),
+                  expect_caught ? "the term a is D times too large" : "at D = 1 the sum is the mean: nothing to catch");
+    add("planted bugs", "sum instead of mean, by central differences", (err >= tol) == expect_caught, buf);
+    harness::Case c = backward_case_of(row);
+    std::string why;
+    const CaseRun run = judge(c, "mutant.host.reference.M4_bwd_sum_not_mean", why);
+    const bool caught = run.verdict == RunVerdict::fail;
+    c.variant = "mutant.host.reference.M4_bwd_sum_not_mean";
+    add("planted bugs", "sum instead of mean, as mutant M4 through the judge", why.empty() && caught == expect_caught,
+        !why.empty() ? why
+        : caught   ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c)
+                   : std::string("not caught") + (expect_caught ? "" : ", as expected at D = 1"));
+  }
+  // The padded divisor: the host reference pads to 32 lanes; widths that are not a multiple are caught.
+  {
+    harness::Case c;
+    c.op = rmsnorm::Op::forward;
+    c.rows = 1;
+    c.dim = 5;
+    c.x_type = c.y_type = c.g_type = rmsnorm::DType::f32;
+    c.eps = 0;
+    c.x.assign(5, 1.0f);
+    c.g.assign(5, 1.0f);
+    std::string why;
+    const CaseRun run = judge(c, "mutant.host.reference.M1_padded_divisor", why);
+    const bool caught = run.verdict == RunVerdict::fail;
+    c.variant = "mutant.host.reference.M1_padded_divisor";
+    add("planted bugs", "padded divisor (D = 5 ones), as mutant M1 through the judge", why.empty() && caught,
+        !why.empty() ? why : caught ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c) : std::string("not caught"));
+  }
+
+  bool all = true;
+  for (const Check& c : checks) all = all && c.pass;
+  if (json) {
+    JsonWriter j;
+    j.begin_object().value("width", width).value("eps", eps).value("seed", seed).value("h", h).value("threshold", tol);
+    j.begin_array("checks");
+    for (const Check& c : checks)
+      j.begin_object().value("section", c.section).value("name", c.name).value("pass", c.pass).value("detail", c.detail).end_object();
+    j.end_array().begin_array("elements");
+    for (const Element& e : elements)
+      j.begin_object().value("dx", e.dx).value("dx_central", e.ndx).value("dg", e.dg).value("dg_central", e.ndg).value("pass", e.pass).end_object();
+    j.end_array().value("pass", all).end_object();
+    std::printf("%s\n", j.str().c_str());
+    return all ? kExitOk : kExitFailed;
+  }
+  std::printf("rmsnorm-cert lab: D = %lld, eps = %g, seed %lld (x ~ N(0,1), gamma ~ U(0.5,1.5), dy ~ N(0,1))\n",
+              static_cast<long long>(width), eps, static_cast<long long>(seed));
+  std::string section;
+  for (const Check& c : checks) {
+    if (c.section != section) {
+      section = c.section;
+      std::printf("%s\n", section.c_str());
+      if (section == "gradient") {
+        std::printf("  %4s %13s %13s %13s %13s\n", "i", "dx", "central", "dgamma", "central");
+        const std::size_t shown = std::min<std::size_t>(elements.size(), 8);
+        for (std::size_t i = 0; i < shown; ++i)
+          std::printf("  %4zu %13.8f %13.8f %13.8f %13.8f  %s\n", i, elements[i].dx, elements[i].ndx, elements[i].dg, elements[i].ndg,
+                      verdict(elements[i].pass));
+        if (shown < elements.size()) std::printf("  ... %zu more elements (--json lists them)\n", elements.size() - shown);
+      }
+    }
+    std::printf("  %-4s %s: %s\n", verdict(c.pass), c.name.c_str(), c.detail.c_str());
+  }
+  std::printf("lab: %s\n", all ? "PASS" : "FAIL");
+  return all ? kExitOk : kExitFailed;
+}
+
+}  // namespace cert
