@@ -81,19 +81,28 @@ struct Check {
 
 const char* verdict(bool pass) { return pass ? "PASS" : "FAIL"; }
 
-harness::Case backward_case_of(const Row& row) {
+// One row of width x.size(): a backward case when dy is given, else a forward one.
+harness::Case row_case(rmsnorm::DType t, std::vector<float> x, std::vector<float> g, std::vector<float> dy, float eps) {
   harness::Case c;
-  c.op = rmsnorm::Op::backward;
+  c.op = dy.empty() ? rmsnorm::Op::forward : rmsnorm::Op::backward;
   c.rows = 1;
-  c.dim = static_cast<std::int64_t>(row.x.size());
-  c.x_type = c.y_type = c.g_type = rmsnorm::DType::f32;
-  c.eps = static_cast<float>(row.eps);
-  for (std::size_t i = 0; i < row.x.size(); ++i) {
-    c.x.push_back(static_cast<float>(row.x[i]));
-    c.g.push_back(static_cast<float>(row.g[i]));
-    c.dy.push_back(static_cast<float>(row.dy[i]));
-  }
+  c.dim = static_cast<std::int64_t>(x.size());
+  c.x_type = c.y_type = c.g_type = t;
+  c.eps = eps;
+  c.x = std::move(x);
+  c.g = std::move(g);
+  c.dy = std::move(dy);
   return c;
+}
+
+harness::Case backward_case_of(const Row& row) {
+  std::vector<float> x, g, dy;
+  for (std::size_t i = 0; i < row.x.size(); ++i) {
+    x.push_back(static_cast<float>(row.x[i]));
+    g.push_back(static_cast<float>(row.g[i]));
+    dy.push_back(static_cast<float>(row.dy[i]));
+  }
+  return row_case(rmsnorm::DType::f32, x, g, dy, static_cast<float>(row.eps));
 }
 
 // Runs `c` on the variant `name` through the judge: "pass", or the first failure and the repro line.
@@ -169,27 +178,12 @@ int run_lab(const Args& args) {
   // The lab script's other checks, judged on host.reference: a zero row (y = 0, dx = dy·g/sqrt(eps),
   // finite for eps > 0) and fp16 rows of ±300, whose squares (90000) overflow fp16 but not fp32.
   {
-    harness::Case zero;
-    zero.op = rmsnorm::Op::backward;
-    zero.rows = 1;
-    zero.dim = 2;
-    zero.x_type = zero.y_type = zero.g_type = rmsnorm::DType::f32;
-    zero.eps = 1e-5f;
-    zero.x = {0, 0};
-    zero.g = {1, 2};
-    zero.dy = {3, -1};
+    const harness::Case zero = row_case(rmsnorm::DType::f32, {0, 0}, {1, 2}, {3, -1}, 1e-5f);
     std::string why;
     CaseRun run = judge(zero, "host.reference", why);
     add("exercises", "zero row, eps = 1e-5: dx = dy*g/sqrt(eps), judged on host.reference", run.verdict == RunVerdict::pass,
         why.empty() ? (run.verdict == RunVerdict::pass ? "ok" : run.reason) : why);
-    harness::Case f16;
-    f16.op = rmsnorm::Op::forward;
-    f16.rows = 1;
-    f16.dim = 4;
-    f16.x_type = f16.y_type = f16.g_type = rmsnorm::DType::f16;
-    f16.eps = 1e-6f;
-    f16.x = {300, -300, 300, -300};
-    f16.g = {1, 1, 1, 1};
+    const harness::Case f16 = row_case(rmsnorm::DType::f16, {300, -300, 300, -300}, {1, 1, 1, 1}, {}, 1e-6f);
     why.clear();
     run = judge(f16, "host.reference", why);
     add("exercises", "fp16 x = ±300 (300² > 65504): squares in fp32, judged on host.reference", run.verdict == RunVerdict::pass,
@@ -256,14 +250,7 @@ int run_lab(const Args& args) {
   }
   // The padded divisor: the host reference pads to 32 lanes; widths that are not a multiple are caught.
   {
-    harness::Case c;
-    c.op = rmsnorm::Op::forward;
-    c.rows = 1;
-    c.dim = 5;
-    c.x_type = c.y_type = c.g_type = rmsnorm::DType::f32;
-    c.eps = 0;
-    c.x.assign(5, 1.0f);
-    c.g.assign(5, 1.0f);
+    harness::Case c = row_case(rmsnorm::DType::f32, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 1}, {}, 0);
     std::string why;
     const CaseRun run = judge(c, "mutant.host.reference.M1_padded_divisor", why);
     const bool caught = run.verdict == RunVerdict::fail;
