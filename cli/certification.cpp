@@ -398,8 +398,21 @@ void json_profile(JsonWriter& j, const char* key, const oracle::Profile& p) {
       .value("max_ulp", p.max_ulp)
       .value("max_err_over_bound", p.max_err_over_bound)
       .value("fallbacks", p.fallbacks)
-      .value("failures", p.failures)
-      .end_object();
+      .value("failures", p.failures);
+  // Per output type with elements: the ulp and err/bound histograms (oracle::Profile's bins).
+  j.begin_object("distributions");
+  for (int t = 0; t < oracle::Profile::kTypes; ++t) {
+    std::int64_t n = 0;
+    for (std::int64_t c : p.ulp_hist[t]) n += c;
+    if (n == 0) continue;
+    j.begin_object(rmsnorm::to_string(static_cast<rmsnorm::DType>(t))).value("elements", n);
+    j.begin_array("ulp_bins");
+    for (std::int64_t c : p.ulp_hist[t]) j.value(nullptr, c);
+    j.end_array().begin_array("err_over_bound_bins");
+    for (std::int64_t c : p.bound_hist[t]) j.value(nullptr, c);
+    j.end_array().end_object();
+  }
+  j.end_object().end_object();
 }
 
 }  // namespace

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <thread>
+#include <vector>
 
 #include "build_info.h"
 #include "certification.h"
@@ -14,6 +16,7 @@
 #include "device_info.h"
 #include "git_commit.h"
 #include "json_writer.h"
+#include "subprocess.h"
 
 namespace cert {
 
@@ -30,7 +33,7 @@ std::string profile_brief(const oracle::Profile& p) {
 }  // namespace
 
 int run_certify(const Args& args) {
-  CommandLine cl("certify", "certify PATTERN [--cases N] [--property-cases N] [--seed S] [--out DIR] [--jobs J] [--deadline S] [--junit FILE]",
+  CommandLine cl("certify", "certify PATTERN [--cases N] [--property-cases N] [--seed S] [--out DIR] [--jobs J] [--deadline S] [--junit FILE] [--html]",
                  "Certifies every product variant matching PATTERN ('all' = every non-mutant variant; globs with\n"
                  "* and ?): runs the property suite against it (RMSNORM_VARIANTS=<name>), replays the corpus,\n"
                  "runs N generated cases per op it implements and accumulates the error profile. Writes\n"
@@ -42,7 +45,7 @@ int run_certify(const Args& args) {
   std::uint64_t seed = 0x5eed2025c0ffee01ull;
   std::string out_dir = "certificates", corpus = default_corpus_dir(), junit_path;
   double timeout = 300, deadline = 0;
-  bool no_properties = false;
+  bool no_properties = false, html = false;
   cl.positionals(&pattern, "a variant PATTERN (e.g. all, host.*, fwd.*)", 1, 1);
   cl.option("--cases", &cases, "N", "generated cases per supported op (default 100)", 0, 100000000);
   cl.option("--property-cases", &property_cases, "N", "RMSNORM_PROP_CASES for the suite (default: --cases)", 1, 100000000);
@@ -55,6 +58,7 @@ int run_certify(const Args& args) {
   cl.option("--deadline", &deadline, "S",
             "start no variant after S seconds (0: none); the rest are listed NOT RUN and the run fails");
   cl.option("--junit", &junit_path, "FILE", "also write the results as JUnit XML: a test case per property, corpus and op");
+  cl.flag("--html", &html, "also write DIR/report.html with plots (python3 with matplotlib: python -m rmsnorm_cert report DIR)");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
   if (!(deadline >= 0) || !std::isfinite(deadline)) return cl.usage_exit("--deadline wants seconds >= 0 (0: none)");
@@ -230,6 +234,37 @@ int run_certify(const Args& args) {
       std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
       return kExitError;
     }
+  }
+  if (html) {
+    // The report is drawn by the Python package of this tree (python/rmsnorm_cert) with
+    // matplotlib: the first of $RMSNORM_PYTHON, python3 on PATH and /usr/bin/python3 (where the
+    // distribution's matplotlib lives) that has it.
+    std::vector<std::string> candidates;
+    if (const char* p = std::getenv("RMSNORM_PYTHON"); p && *p) candidates.emplace_back(p);
+    if (std::string p = find_in_path("python3"); !p.empty()) candidates.push_back(p);
+    candidates.emplace_back("/usr/bin/python3");
+    std::string python;
+    for (const std::string& c : candidates) {
+      if (!is_executable(c)) continue;
+      const ChildResult probe = run_child({c, "-c", "import matplotlib"}, {}, 60);
+      if (probe.exited_ok() && probe.exit_code == 0) {
+        python = c;
+        break;
+      }
+    }
+    if (python.empty()) {
+      std::fprintf(stderr, "rmsnorm-cert certify: --html needs python3 with matplotlib (Debian: apt-get install "
+                           "python3-matplotlib; or name an interpreter in RMSNORM_PYTHON)\n");
+      return kExitError;
+    }
+    std::string pythonpath = std::string(RMSNORM_CERT_SOURCE_DIR) + "/python";
+    if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
+    const ChildResult r = run_child({python, "-m", "rmsnorm_cert", "report", out_dir}, {{"PYTHONPATH", pythonpath}}, 600);
+    if (!r.exited_ok() || r.exit_code != 0) {
+      std::fprintf(stderr, "rmsnorm-cert certify: the HTML report failed (%s)\n%s%s", r.describe().c_str(), r.out.c_str(), r.err.c_str());
+      return kExitError;
+    }
+    std::printf("%s", r.out.c_str());
   }
   const double total_s = elapsed();
 

@@ -140,6 +140,21 @@ ChildResult run_child(const std::vector<std::string>& argv_in,
   return res;
 }
 
+std::string find_in_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= dirs.size()) {
+    const std::size_t end = dirs.find(':', start);
+    const std::string dir = dirs.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (is_executable(candidate)) return candidate;
+    if (end == std::string::npos) break;
+    start = end + 1;
+  }
+  return "";
+}
+
 std::string exec_replace(const std::vector<std::string>& argv_in) {
   if (argv_in.empty()) return "empty command";
   if (!is_executable(argv_in[0])) return argv_in[0] + " is not an executable file";

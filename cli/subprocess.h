@@ -30,4 +30,7 @@ std::string exec_replace(const std::vector<std::string>& argv);
 
 bool is_executable(const std::string& path);
 
+// The first executable `name` in the directories of $PATH; "" when there is none.
+std::string find_in_path(const std::string& name);
+
 }  // namespace cert

@@ -8,6 +8,8 @@
 
 namespace oracle {
 
+static_assert(static_cast<int>(rmsnorm::DType::e5m2) + 1 == Profile::kTypes, "one distribution per output type");
+
 void Profile::merge(const Profile& o) {
   elements += o.elements;
   correctly_rounded += o.correctly_rounded;
@@ -15,6 +17,23 @@ void Profile::merge(const Profile& o) {
   fallbacks += o.fallbacks;
   max_ulp = std::max(max_ulp, o.max_ulp);
   max_err_over_bound = std::max(max_err_over_bound, o.max_err_over_bound);
+  for (int t = 0; t < kTypes; ++t) {
+    for (int b = 0; b < kUlpBins; ++b) ulp_hist[t][b] += o.ulp_hist[t][b];
+    for (int b = 0; b < kBoundBins; ++b) bound_hist[t][b] += o.bound_hist[t][b];
+  }
+}
+
+int Profile::ulp_bin(double ulps) {
+  if (!(ulps > 0.5)) return 0;
+  if (!std::isfinite(ulps)) return kUlpBins - 1;
+  const int b = static_cast<int>(std::ceil(std::log2(ulps))) + 1;  // (2^(b-2), 2^(b-1)]
+  return std::clamp(b, 1, kUlpBins - 1);
+}
+
+int Profile::bound_bin(double r) {
+  if (r > 1) return kBoundBins - 1;
+  if (!(r > 0)) return 1;
+  return 1 + std::min(kBoundBins - 3, static_cast<int>(r * 10));
 }
 
 namespace judge {

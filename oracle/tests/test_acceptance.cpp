@@ -44,6 +44,13 @@ TEST_CASE("correctly rounded outputs pass and are counted as correctly rounded",
         CHECK(v.profile.elements == 6 * D + 6);  // y and rstd
         CHECK(v.profile.max_ulp <= 0.5);
         CHECK(v.profile.max_err_over_bound <= 1.0);
+        std::int64_t rounded_bin = 0, ulp_half = 0;  // every element in the distributions' first bins
+        for (int k = 0; k < oracle::Profile::kTypes; ++k) {
+          rounded_bin += v.profile.bound_hist[k][0];
+          ulp_half += v.profile.ulp_hist[k][0];
+        }
+        CHECK(rounded_bin == v.profile.elements);
+        CHECK(ulp_half == v.profile.elements);
       }
 }
 
@@ -397,4 +404,32 @@ TEST_CASE("a row whose mean square + eps overflows fp32 is outside the domain", 
   c.eps = std::numeric_limits<float>::max();  // a zero row: m̂ = eps = FLT_MAX exactly, finite
   c.x = {0.0f, 0.0f, 0.0f};
   CHECK(forward_acceptance(c, kShape).rstd[0].kind == Acceptance::Kind::range);
+}
+
+// The certificate's distributions (docs/certificates.md#distributions): the bins' edges.
+TEST_CASE("profile distributions bin ulps by powers of two and err/bound by tenths", "[oracle]") {
+  using oracle::Profile;
+  CHECK(Profile::ulp_bin(0) == 0);
+  CHECK(Profile::ulp_bin(0.5) == 0);
+  CHECK(Profile::ulp_bin(0.51) == 1);
+  CHECK(Profile::ulp_bin(1) == 1);
+  CHECK(Profile::ulp_bin(1.01) == 2);
+  CHECK(Profile::ulp_bin(2) == 2);
+  CHECK(Profile::ulp_bin(1024) == 11);
+  CHECK(Profile::ulp_bin(0x1p25) == 26);
+  CHECK(Profile::ulp_bin(0x1p25 * 1.5) == Profile::kUlpBins - 1);
+  CHECK(Profile::ulp_bin(std::numeric_limits<double>::infinity()) == Profile::kUlpBins - 1);
+  CHECK(Profile::bound_bin(0) == 1);
+  CHECK(Profile::bound_bin(0.05) == 1);
+  CHECK(Profile::bound_bin(0.1) == 2);
+  CHECK(Profile::bound_bin(0.95) == 10);
+  CHECK(Profile::bound_bin(1.0) == 10);
+  CHECK(Profile::bound_bin(1.0 + 1e-12) == Profile::kBoundBins - 1);
+  Profile a, b;
+  a.ulp_hist[2][3] = 5;
+  b.ulp_hist[2][3] = 2;
+  b.bound_hist[0][11] = 1;
+  a.merge(b);
+  CHECK(a.ulp_hist[2][3] == 7);
+  CHECK(a.bound_hist[0][11] == 1);
 }

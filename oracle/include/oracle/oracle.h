@@ -76,6 +76,16 @@ struct Profile {
   double max_ulp = 0;                  // max |got - exact| in ulps of the output type at exact
   double max_err_over_bound = 0;       // max |got - exact| / (allowed deviation), <= 1 passes
   std::int64_t fallbacks = 0;          // elements decided by the multiprecision path
+  // Distributions of the elements judged on a range (docs/certificates.md#distributions), per
+  // output type (index DType): the distance to the exact value in ulps, bin 0 for <= 1/2 ulp
+  // and bin b for (2^(b-2), 2^(b-1)] ulps, the last bin open-ended; and err/bound, bin 0 for
+  // the correctly rounded value (whatever its ratio: where the set is that one value, it is 1),
+  // bin b for [(b-1)/10, b/10) and bin 10 for [0.9, 1], bin 11 above 1 (a failure).
+  static constexpr int kUlpBins = 28, kBoundBins = 12, kTypes = 5;
+  std::int64_t ulp_hist[kTypes][kUlpBins] = {};
+  std::int64_t bound_hist[kTypes][kBoundBins] = {};
+  static int ulp_bin(double ulps);
+  static int bound_bin(double err_over_bound);
   void merge(const Profile& o);
 };
 

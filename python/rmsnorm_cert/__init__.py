@@ -1,0 +1,1 @@
+"""Python side of rmsnorm-certified: the HTML report of a certificate directory."""
