@@ -1,1 +1,54 @@
-"""Python side of rmsnorm-certified: the HTML report of a certificate directory."""
+"""rmsnorm-certified from Python.
+
+The oracle and the judge on numpy arrays (the compiled module rmsnorm_cert_core, built by this
+project's CMake when pybind11 is found), and the HTML report of a certificate directory
+(`python -m rmsnorm_cert report DIR`). docs/python.md describes both.
+
+    import numpy as np, rmsnorm_cert as rc
+    c = rc.case("forward", x, g, eps=1e-5, x_type="bf16")    # inputs rounded once to bf16
+    e = rc.exact(c)                                          # e["y"]["exact"|"rounded"|"lo"|"hi"]
+    v = rc.judge(c, y=my_y)                                  # v["passed"], v["worst"], v["repro"]
+"""
+try:
+    import rmsnorm_cert_core as _core
+except ImportError as _e:  # the report needs no compiled module
+    _core = None
+    _core_error = str(_e)
+
+
+def _need_core():
+    if _core is None:
+        raise ImportError("rmsnorm_cert_core is not built or not on sys.path (build the project with pybind11 "
+                          f"installed and put <build>/python on PYTHONPATH): {_core_error}")
+    return _core
+
+
+def case(op, x, g=None, *, eps=1e-6, x_type="f32", g_type="", y_type="", convention="standard", quant="none",
+         static_scale=1.0, o=None, dy=None, dresidual=None, rstd=None, dg_type="f32"):
+    """A case of `op` ("forward", "add_forward", "forward_quant", "add_forward_quant", "backward",
+    "add_backward") on rows x ([rows, dim] or one row); every input is rounded once to its type."""
+    return _need_core().make_case(op, x, g, eps, x_type, g_type, y_type, convention, quant, static_scale, o, dy,
+                                  dresidual, rstd, dg_type)
+
+
+def parse_case(text):
+    """A case from a case file's text or a failure's one-line form."""
+    return _need_core().parse_case(text)
+
+
+def exact(c, row_shape=None, dg_shape=None):
+    """Per output tensor: the exact values, their correct rounding and the accepted interval
+    [lo, hi] of every element. row_shape / dg_shape: the kernel's (terms per thread, tree depth);
+    none: every term in one chain, the loosest bound the contract allows."""
+    return _need_core().exact(c, row_shape, dg_shape)
+
+
+def judge(c, *, y=None, rstd=None, h=None, scale=None, dx=None, dg=None, row_shape=None, dg_shape=None, worst=5):
+    """The verdict on a kernel's outputs (values of their types): passed, first_failure, the worst
+    elements by err/bound, and repro, the case's one-line form."""
+    return _need_core().judge(c, y, rstd, h, scale, dx, dg, row_shape, dg_shape, worst)
+
+
+def round_to(values, dtype):
+    """values rounded once (to nearest, ties to even) to "f32", "f16", "bf16", "e4m3" or "e5m2"."""
+    return _need_core().round_to(values, dtype)
