@@ -23,6 +23,23 @@ void Profile::merge(const Profile& o) {
   }
 }
 
+double err_over_bound(const Acceptance& a, std::uint32_t got, DType t) {
+  using Kind = Acceptance::Kind;
+  switch (a.kind) {
+    case Kind::any: return 0;
+    case Kind::nan_only: return std::isnan(rmsnorm::decode(got, t)) ? 0 : std::numeric_limits<double>::infinity();
+    case Kind::exact_bits:
+      return got == a.rounded || (std::isnan(rmsnorm::decode(got, t)) && std::isnan(rmsnorm::decode(a.rounded, t)))
+                 ? 0
+                 : std::numeric_limits<double>::infinity();
+    case Kind::range: break;
+  }
+  const double v = rmsnorm::decode(got, t), lo = rmsnorm::decode(a.lo, t), hi = rmsnorm::decode(a.hi, t);
+  if (std::isnan(v)) return std::numeric_limits<double>::infinity();
+  const double d = v - a.exact;
+  return err_over_bound(d, d >= 0 ? hi - a.exact : a.exact - lo, lo <= v && v <= hi);
+}
+
 int Profile::ulp_bin(double ulps) {
   if (!(ulps > 0.5)) return 0;
   if (!std::isfinite(ulps)) return kUlpBins - 1;

@@ -191,32 +191,44 @@ std::vector<float> floats_of(const char* name, const Array& a, std::int64_t n) {
   return out;
 }
 
-// The elements farthest outside (or nearest the edge of) their accepted intervals.
-void add_worst(std::vector<py::dict>& out, const char* name, const std::vector<oracle::Acceptance>& acc,
-               const std::vector<std::uint32_t>& got, DType t, std::int64_t cols) {
-  using Kind = oracle::Acceptance::Kind;
-  for (std::size_t i = 0; i < acc.size() && i < got.size(); ++i) {
-    const oracle::Acceptance& a = acc[i];
-    if (a.kind == Kind::any) continue;
-    const double v = rmsnorm::decode(got[i], t), lo = rmsnorm::decode(a.lo, t), hi = rmsnorm::decode(a.hi, t);
-    double ratio;
-    if (a.kind != Kind::range) ratio = got[i] == a.rounded ? 0 : std::numeric_limits<double>::infinity();
-    else if (std::isnan(v)) ratio = std::numeric_limits<double>::infinity();
-    else {
-      const double d = v - a.exact, allowed = d >= 0 ? hi - a.exact : a.exact - lo;
-      ratio = d == 0 ? 0 : allowed > 0 ? std::fabs(d) / allowed : std::numeric_limits<double>::infinity();
-    }
+// An element of an output tensor with its err/bound (oracle::err_over_bound).
+struct Scored {
+  double ratio;
+  const char* tensor;
+  const std::vector<oracle::Acceptance>* acc;
+  const std::vector<std::uint32_t>* got;
+  DType type;
+  std::int64_t index, cols;
+};
+
+void score(std::vector<Scored>& out, const char* name, const std::vector<oracle::Acceptance>& acc,
+           const std::vector<std::uint32_t>& got, DType t, std::int64_t cols) {
+  for (std::size_t i = 0; i < acc.size() && i < got.size(); ++i)
+    if (acc[i].kind != oracle::Acceptance::Kind::any)
+      out.push_back({oracle::err_over_bound(acc[i], got[i], t), name, &acc, &got, t, static_cast<std::int64_t>(i), cols});
+}
+
+// The `count` elements farthest outside (or nearest the edge of) their accepted intervals.
+std::vector<py::dict> worst_of(std::vector<Scored>& all, int count) {
+  const std::size_t k = std::min(all.size(), static_cast<std::size_t>(std::max(count, 0)));
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(),
+                    [](const Scored& a, const Scored& b) { return a.ratio > b.ratio; });
+  std::vector<py::dict> out;
+  for (std::size_t n = 0; n < k; ++n) {
+    const Scored& s = all[n];
+    const oracle::Acceptance& a = (*s.acc)[static_cast<std::size_t>(s.index)];
     py::dict e;
-    e["tensor"] = name;
-    e["row"] = static_cast<std::int64_t>(i) / cols;
-    e["col"] = static_cast<std::int64_t>(i) % cols;
-    e["got"] = v;
-    e["lo"] = lo;
-    e["hi"] = hi;
+    e["tensor"] = s.tensor;
+    e["row"] = s.index / s.cols;
+    e["col"] = s.index % s.cols;
+    e["got"] = rmsnorm::decode((*s.got)[static_cast<std::size_t>(s.index)], s.type);
+    e["lo"] = rmsnorm::decode(a.lo, s.type);
+    e["hi"] = rmsnorm::decode(a.hi, s.type);
     e["exact"] = a.exact;
-    e["err_over_bound"] = ratio;
+    e["err_over_bound"] = s.ratio;
     out.push_back(e);
   }
+  return out;
 }
 
 py::dict judge(const harness::Case& c, const std::optional<Array>& y, const std::optional<Array>& rstd,
@@ -226,10 +238,12 @@ py::dict judge(const harness::Case& c, const std::optional<Array>& y, const std:
   const Judged j = accept(c, row_shape, dg_shape);
   const std::int64_t n = c.rows * c.dim;
   oracle::Verdict v;
-  std::vector<py::dict> worst;
+  std::vector<Scored> scored;
+  oracle::ForwardResult fr;
+  oracle::BackwardResult br;
   if (c.is_forward()) {
     if (!y) throw py::value_error(std::string(rmsnorm::to_string(c.op)) + " is judged on y");
-    oracle::ForwardResult r;
+    oracle::ForwardResult& r = fr;
     r.y = bits_of("y", *y, c.y_type, n);
     if (rstd) r.rstd = floats_of("rstd", *rstd, c.rows);
     if (c.has_add()) {
@@ -241,20 +255,16 @@ py::dict judge(const harness::Case& c, const std::optional<Array>& y, const std:
       r.scale = floats_of("scale", *scale, static_cast<std::int64_t>(j.fa.scale.size()));
     }
     v = oracle::check_forward(j.fwd, r, shape_or_worst(row_shape, c.dim));
-    add_worst(worst, "y", j.fa.y, r.y, c.y_type, c.dim);
+    score(scored, "y", j.fa.y, r.y, c.y_type, c.dim);
   } else {
     if (!dx) throw py::value_error(std::string(rmsnorm::to_string(c.op)) + " is judged on dx");
-    oracle::BackwardResult r;
+    oracle::BackwardResult& r = br;
     r.dx = bits_of("dx", *dx, c.x_type, n);
     if (dg) r.dg = bits_of("dg", *dg, c.dg_type, c.dim);
     v = oracle::check_backward(j.bwd, r, shape_or_worst(row_shape, c.dim), shape_or_worst(dg_shape, c.rows));
-    add_worst(worst, "dx", j.ba.dx, r.dx, c.x_type, c.dim);
-    if (dg) add_worst(worst, "dg", j.ba.dg, r.dg, c.dg_type, c.dim);
+    score(scored, "dx", j.ba.dx, r.dx, c.x_type, c.dim);
+    if (dg) score(scored, "dg", j.ba.dg, r.dg, c.dg_type, c.dim);
   }
-  std::stable_sort(worst.begin(), worst.end(), [](const py::dict& a, const py::dict& b) {
-    return a["err_over_bound"].cast<double>() > b["err_over_bound"].cast<double>();
-  });
-  if (worst.size() > static_cast<std::size_t>(std::max(worst_count, 0))) worst.resize(static_cast<std::size_t>(std::max(worst_count, 0)));
   py::dict d;
   d["passed"] = v.pass && v.error.empty();
   d["first_failure"] = v.first_failure;
@@ -264,7 +274,7 @@ py::dict judge(const harness::Case& c, const std::optional<Array>& y, const std:
   d["failures"] = v.profile.failures;
   d["max_ulp"] = v.profile.max_ulp;
   d["max_err_over_bound"] = v.profile.max_err_over_bound;
-  d["worst"] = worst;
+  d["worst"] = worst_of(scored, worst_count);
   d["repro"] = harness::one_line(c);
   return d;
 }

@@ -108,9 +108,7 @@ inline bool judge(const KeyAcceptance& a, std::uint32_t got, const num::Grid& g,
       if (ulps > p.max_ulp) p.max_ulp = ulps;
       const int type = static_cast<int>(g.type);
       const double allowed = d >= 0 ? num::value_of_key(a.hi, g) - a.exact : a.exact - num::value_of_key(a.lo, g);
-      double ratio = (d == 0) ? 0.0 : (allowed > 0 ? std::fabs(d) / allowed : std::numeric_limits<double>::infinity());
-      if (std::isnan(ratio)) ratio = pass ? 1.0 : std::numeric_limits<double>::infinity();
-      ratio = pass ? std::min(ratio, 1.0) : std::max(ratio, 1.0 + 0x1p-40);
+      const double ratio = err_over_bound(d, allowed, pass);
       if (ratio > p.max_err_over_bound) p.max_err_over_bound = ratio;
       if (type < Profile::kTypes) {
         ++p.ulp_hist[type][Profile::ulp_bin(ulps)];

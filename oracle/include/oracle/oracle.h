@@ -9,7 +9,10 @@
 // and guard bands belong to the harness, not here.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -89,6 +92,16 @@ struct Profile {
   void merge(const Profile& o);
 };
 
+// err/bound of one element judged on a range: |got − exact| (d = got − exact) over `allowed`,
+// the distance from exact to the accepted end on got's side; <= 1 exactly when `accepted` (the
+// judge's own verdict decides the edge cases: NaN ratios, rounding at the very end).
+inline double err_over_bound(double d, double allowed, bool accepted) {
+  const double inf = std::numeric_limits<double>::infinity();
+  double r = d == 0 ? 0.0 : (allowed > 0 ? std::fabs(d) / allowed : inf);
+  if (std::isnan(r)) r = accepted ? 1.0 : inf;
+  return accepted ? std::min(r, 1.0) : std::max(r, 1.0 + 0x1p-40);
+}
+
 struct Verdict {
   bool pass = true;
   Profile profile;
@@ -111,6 +124,9 @@ struct Acceptance {
   double exact = 0;              // FP64 approximation of the exact value (for reports)
   bool fallback = false;         // some decision for it was taken by the multiprecision path
 };
+// err/bound (above) of an element of type t against its acceptance set: for the exact-bits and
+// NaN-only kinds 0 when accepted and +inf otherwise; 0 for kind any.
+double err_over_bound(const Acceptance& a, std::uint32_t got, DType t);
 
 // How rounding decisions are taken: `fast` = FP64 enclosure, multiprecision only when the
 // enclosure straddles a rounding boundary; `exact_only` = every decision by exact rational
