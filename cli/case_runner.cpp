@@ -280,7 +280,9 @@ std::string repro_command(const harness::Case& c) {
   std::string quoted;
   for (char ch : line) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
   // A plugin's kernel replays only with its library loaded.
+  // A kernel registered in-process replays through the command that registers it again.
   const rmsnorm::Variant* v = rmsnorm::find_variant(c.variant);
+  if (v && v->in_process) return v->origin + " --line '" + quoted + "'";
   const std::string plugin = v && v->external ? "--plugin '" + v->origin + "' " : "";
   return "rmsnorm-cert repro " + plugin + "--line '" + quoted + "'";
 }

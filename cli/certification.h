@@ -50,6 +50,11 @@ struct SuiteRun {
 SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
                    Progress& progress, bool stop_at_first_failure = false);
 
+// Every property of docs/properties.md against a variant that lives in this process
+// (Variant::in_process): the same draws aimed at its claims, checks and verdicts as the suite's
+// children, one case after another here; a failure is shrunk by minimize_case.
+SuiteRun run_suite_here(const rmsnorm::Variant& variant, std::int64_t cases, Progress& progress);
+
 // --- corpus ---------------------------------------------------------------------------------
 struct CorpusFailure {
   std::string file, reason, repro;

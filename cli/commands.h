@@ -19,6 +19,9 @@ int run_bench(const Args& args);
 int run_examples(const Args& args);
 int run_lab(const Args& args);
 
+// The whole command line: argv[1] names the command (argv[0] is the program). entry.cpp.
+int run_command_line(int argc, const char* const* argv);
+
 // The directory holding the corpus of this source tree (RMSNORM_CORPUS overrides).
 std::string default_corpus_dir();
 

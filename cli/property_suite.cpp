@@ -244,6 +244,41 @@ SuiteListing list_property_tests(bool device_variant) {
   return listing;
 }
 
+void classify_counted(PropertyResult& res, const std::string& not_applicable_line, const std::string& first_rejection,
+                      const std::string& not_applicable_reason) {
+  if (res.cases_checked == 0 && res.cases_rejected > 0) {
+    // Every draw declined by can_implement (a width or layout the variant does not take): the
+    // property never ran on this variant, though it has the op — a gap in its certificate.
+    res.verdict = PropertyVerdict::not_exercised;
+    if (res.message.empty()) res.message = "every drawn case was declined by the variant (nothing checked)";
+  } else if (res.assertions_passed == 0 || res.cases_checked == 0 || (res.cases_checked < 0 && !not_applicable_line.empty())) {
+    // A property that cannot apply to this variant (no op of it, nothing it draws is claimed) or
+    // that checked nothing here (no device, not enough host memory for P18): never a pass.
+    res.verdict = PropertyVerdict::not_applicable;
+    if (!not_applicable_line.empty()) res.message = one_line(not_applicable_line);
+    else if (res.cases_checked == 0 && !not_applicable_reason.empty()) res.message = one_line(not_applicable_reason);
+    if (res.message.empty()) res.message = "no assertion ran for this variant";
+  } else if (res.cases_checked >= 0 && below_floor(res.cases_checked, res.cases_asked)) {
+    // It ran, but on too few of its cases: what it says covers little of what the variant claims.
+    char share[160];
+    std::snprintf(share, sizeof share, "checked %lld of %lld cases asked (%.1f%%), below the floor of %lld%%",
+                  static_cast<long long>(res.cases_checked), static_cast<long long>(res.cases_asked),
+                  100.0 * res.checked_share(), static_cast<long long>(kCheckedFloorPercent));
+    res.verdict = PropertyVerdict::below_floor;
+    res.message = share;
+    if (res.cases_rejected > 0)
+      res.message += ", declined " + std::to_string(res.cases_rejected) +
+                     (first_rejection.empty() ? std::string() : " (first reason: " + first_rejection + ")");
+    if (res.cases_not_applicable > 0)
+      res.message += ", not applicable " + std::to_string(res.cases_not_applicable) +
+                     (not_applicable_reason.empty() ? std::string() : " (" + not_applicable_reason + ")");
+    res.message = one_line(res.message);
+  } else {
+    res.verdict = PropertyVerdict::pass;
+    res.message.clear();
+  }
+}
+
 PropertyResult run_property_test(const PropertyExecutable& exe, const std::string& test_name,
                                  const std::string& variant, std::int64_t cases, double timeout_seconds) {
   PropertyResult res;
@@ -362,36 +397,8 @@ PropertyResult run_property_test(const PropertyExecutable& exe, const std::strin
     res.message = "the executable ran no test named '" + test_name + "' (" + child.describe() + ")";
   } else if (!reported_success || res.assertions_failed > 0 || (child.exit_code != 0 && child.exit_code != 77)) {
     res.verdict = PropertyVerdict::fail;
-  } else if (res.cases_checked == 0 && res.cases_rejected > 0) {
-    // Every draw declined by can_implement (a width or layout the variant does not take): the
-    // property never ran on this variant, though it has the op — a gap in its certificate.
-    res.verdict = PropertyVerdict::not_exercised;
-    if (res.message.empty()) res.message = "every drawn case was declined by the variant (nothing checked)";
-  } else if (res.assertions_passed == 0 || res.cases_checked == 0 || (res.cases_checked < 0 && !not_applicable_line.empty())) {
-    // A property that cannot apply to this variant (no op of it, nothing it draws is claimed) or
-    // that checked nothing here (no device, not enough host memory for P18): never a pass.
-    res.verdict = PropertyVerdict::not_applicable;
-    if (!not_applicable_line.empty()) res.message = one_line(not_applicable_line);
-    else if (res.cases_checked == 0 && !report.not_applicable_reason.empty()) res.message = one_line(report.not_applicable_reason);
-    if (res.message.empty()) res.message = "no assertion ran for this variant";
-  } else if (res.cases_checked >= 0 && below_floor(res.cases_checked, res.cases_asked)) {
-    // It ran, but on too few of its cases: what it says covers little of what the variant claims.
-    char share[160];
-    std::snprintf(share, sizeof share, "checked %lld of %lld cases asked (%.1f%%), below the floor of %lld%%",
-                  static_cast<long long>(res.cases_checked), static_cast<long long>(res.cases_asked),
-                  100.0 * res.checked_share(), static_cast<long long>(kCheckedFloorPercent));
-    res.verdict = PropertyVerdict::below_floor;
-    res.message = share;
-    if (res.cases_rejected > 0)
-      res.message += ", declined " + std::to_string(res.cases_rejected) +
-                     (report.first_rejection.empty() ? std::string() : " (first reason: " + report.first_rejection + ")");
-    if (res.cases_not_applicable > 0)
-      res.message += ", not applicable " + std::to_string(res.cases_not_applicable) +
-                     (report.not_applicable_reason.empty() ? std::string() : " (" + report.not_applicable_reason + ")");
-    res.message = one_line(res.message);
   } else {
-    res.verdict = PropertyVerdict::pass;
-    res.message.clear();
+    classify_counted(res, not_applicable_line, report.first_rejection, report.not_applicable_reason);
   }
   // A plugin's cases are announced before they run (for a crash): on a verdict without a failure,
   // the last one announced is no counterexample.

@@ -76,6 +76,12 @@ SuiteListing list_property_tests(bool device_variant);
 PropertyResult run_property_test(const PropertyExecutable& exe, const std::string& test_name,
                                  const std::string& variant, std::int64_t cases, double timeout_seconds);
 
+// The verdict of a property that ran to the end without failing, from its counts: not
+// exercised (every draw declined), not applicable (nothing checked; the line or reason says why),
+// below the floor, or pass. `first_rejection` and `not_applicable_reason` go into the message.
+void classify_counted(PropertyResult& res, const std::string& not_applicable_line, const std::string& first_rejection,
+                      const std::string& not_applicable_reason);
+
 // The short id of a property test name: the label before its ": " ("P4"), else its first words.
 std::string property_id(const std::string& test_name);
 

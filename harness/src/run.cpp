@@ -436,8 +436,12 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
 
   oracle::ForwardResult& res = out.result;
   res.y = dense_bits(*yreg, R, D);
-  res.rstd.resize(static_cast<std::size_t>(R));
-  for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = rstd->value(0, r);
+  // A variant that keeps no r (Variant::writes_rstd) is judged without it: an empty rstd is
+  // skipped by the judge and by every property comparing two runs.
+  if (v.writes_rstd) {
+    res.rstd.resize(static_cast<std::size_t>(R));
+    for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = rstd->value(0, r);
+  }
   if (add) res.h = dense_bits(x, R, D);
   if (quant && c.quant != rmsnorm::Quant::static_scale) {
     const std::int64_t n = c.quant == rmsnorm::Quant::dynamic_token ? R : R * rmsnorm::quant_groups(D);

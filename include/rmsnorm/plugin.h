@@ -66,6 +66,14 @@ typedef enum {
   RMSNORM_OP_ADD_BACKWARD = 5        /* dx = rmsnorm dx + dresidual */
 } rmsnorm_op;
 
+/* Flags a kernel may add to its `ops` bits, above the op bits:
+ * NO_RSTD: its forward ops do not write rstd (many library kernels keep no r). The harness
+ *   judges y, h and scale alone and ignores the rstd buffer; the certificate says so.
+ * SAME_TYPE_WEIGHTS: it takes g of x's type only; cases with fp32 weights on 16-bit rows are
+ *   not drawn for it (as for its other claims, a case outside them is declined unseen). */
+#define RMSNORM_OPS_NO_RSTD (1u << 31)
+#define RMSNORM_OPS_SAME_TYPE_WEIGHTS (1u << 30)
+
 typedef enum { RMSNORM_MEMORY_HOST = 0, RMSNORM_MEMORY_DEVICE = 1 } rmsnorm_memory;
 
 /* What an entry point returns. Anything but OK comes with a message in the caller's buffer.
@@ -138,7 +146,7 @@ typedef int32_t (*rmsnorm_shape_fn)(int64_t n, int64_t* per_thread, int32_t* tre
 typedef struct {
   const char* name;         /* [A-Za-z0-9_-]+, unique within the library */
   const char* description;  /* one line; may be NULL */
-  uint32_t ops;             /* bits (1u << rmsnorm_op) */
+  uint32_t ops;             /* bits (1u << rmsnorm_op), plus the RMSNORM_OPS_* flags */
   int32_t memory;           /* rmsnorm_memory */
   uint32_t dtypes;          /* bits (1u << rmsnorm_dtype) of x accepted (f32, f16, bf16); 0: all */
   uint32_t conventions;     /* bits (1u << rmsnorm_convention); 0: all */

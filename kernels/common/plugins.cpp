@@ -21,6 +21,7 @@ using Code = rmsnorm::Status::Code;
 constexpr std::uint32_t kAllOps = (1u << rmsnorm::kOpCount) - 1u;
 constexpr std::uint32_t kForwardOps = 0xFu;
 constexpr std::uint32_t kBackwardOps = 0x30u;
+constexpr std::uint32_t kOpFlags = RMSNORM_OPS_NO_RSTD | RMSNORM_OPS_SAME_TYPE_WEIGHTS;
 constexpr std::size_t kMessageBytes = 1024;
 
 bool valid_name(const char* s) {
@@ -52,6 +53,7 @@ struct Claims {
   std::uint32_t dtypes = 0, conventions = 0, quant_modes = 0, alignment = 0;
   std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
   bool packed = false;
+  bool same_type_weights = false;
 
   Status layout(const rmsnorm::Tensor& t, std::int64_t dim) const {
     if (!t.data) return Status::success();
@@ -60,9 +62,11 @@ struct Claims {
       return Status::fail(Code::misaligned, name + " needs " + std::to_string(alignment) + "-byte aligned rows");
     return Status::success();
   }
-  Status common(std::int64_t dim, rmsnorm::DType x, rmsnorm::Convention c, const void* g) const {
+  Status common(std::int64_t dim, rmsnorm::DType x, rmsnorm::Convention c, const void* g, rmsnorm::DType g_type) const {
     if (!has_bit(dtypes, static_cast<int>(x)))
       return Status::fail(Code::unsupported, name + " does not claim x of type " + rmsnorm::to_string(x));
+    if (same_type_weights && g && g_type != x)
+      return Status::fail(Code::unsupported, name + " takes weights of x's type only, not " + rmsnorm::to_string(g_type));
     if (!has_bit(conventions, static_cast<int>(c)))
       return Status::fail(Code::unsupported, name + " does not claim the convention " + rmsnorm::to_string(c));
     if (dim < min_dim || dim > max_dim)
@@ -74,7 +78,7 @@ struct Claims {
   }
   Status forward(const rmsnorm::ForwardArgs& a) const {
     Status s = rmsnorm::validate(a);
-    if (s.ok()) s = common(a.dim, a.x.type, a.convention, a.g);
+    if (s.ok()) s = common(a.dim, a.x.type, a.convention, a.g, a.g_type);
     if (s.ok() && a.quant != rmsnorm::Quant::none && !has_bit(quant_modes, static_cast<int>(a.quant)))
       s = Status::fail(Code::unsupported, name + " does not claim the FP8 mode " + rmsnorm::to_string(a.quant));
     for (const rmsnorm::Tensor* t : {&a.x, &a.o, &a.y})
@@ -83,7 +87,7 @@ struct Claims {
   }
   Status backward(const rmsnorm::BackwardArgs& a) const {
     Status s = rmsnorm::validate(a);
-    if (s.ok()) s = common(a.dim, a.x.type, a.convention, a.g);
+    if (s.ok()) s = common(a.dim, a.x.type, a.convention, a.g, a.g_type);
     for (const rmsnorm::Tensor* t : {&a.x, &a.dy, &a.dx, &a.dresidual})
       if (s.ok()) s = layout(*t, a.dim);
     return s;
@@ -105,8 +109,10 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
     error = where + ": a kernel name must be 1-64 characters of [A-Za-z0-9_-]";
     return false;
   }
-  if (k.ops == 0 || (k.ops & ~kAllOps)) {
-    error = where + ": ops must be a non-empty set of bits (1u << rmsnorm_op), got " + std::to_string(k.ops);
+  const std::uint32_t op_bits = k.ops & ~kOpFlags;
+  if (op_bits == 0 || (op_bits & ~kAllOps)) {
+    error = where + ": ops must be a non-empty set of bits (1u << rmsnorm_op) and RMSNORM_OPS_* flags, got " +
+            std::to_string(k.ops);
     return false;
   }
   if (k.memory != RMSNORM_MEMORY_HOST && k.memory != RMSNORM_MEMORY_DEVICE) {
@@ -134,6 +140,7 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
   if (k.min_dim > 0) claims->min_dim = k.min_dim;
   if (k.max_dim > 0) claims->max_dim = k.max_dim;
   claims->packed = k.packed_rows != 0;
+  claims->same_type_weights = (k.ops & RMSNORM_OPS_SAME_TYPE_WEIGHTS) != 0;
   if (claims->min_dim > claims->max_dim) {
     error = where + ": min_dim " + std::to_string(claims->min_dim) + " > max_dim " + std::to_string(claims->max_dim);
     return false;
@@ -147,7 +154,9 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
   v.name = claims->name;
   v.description = k.description ? k.description : "";
   v.memory = k.memory == RMSNORM_MEMORY_DEVICE ? rmsnorm::Memory::device : rmsnorm::Memory::host;
-  v.ops = k.ops;
+  v.ops = op_bits;
+  v.writes_rstd = (k.ops & RMSNORM_OPS_NO_RSTD) == 0;
+  v.same_type_weights = claims->same_type_weights;
   v.min_dim = claims->min_dim;
   v.max_dim = claims->max_dim;
   v.aligned_rows = k.alignment >= 16;
@@ -240,27 +249,12 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
 
 }  // namespace
 
-bool load_plugin(const std::string& path, std::vector<rmsnorm::Variant>& out, std::string& error) {
-  const std::string who = "plugin " + path + ": ";
-  // A bare name would make dlopen search the library path; a plugin is always a file.
-  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
-  // The handle is never closed: the variants point into the library for the process's life.
-  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    error = who + "cannot be loaded: " + (why ? why : "unknown dlopen error");
-    return false;
-  }
-  dlerror();
-  void* sym = dlsym(handle, RMSNORM_PLUGIN_ENTRY);
-  if (!sym) {
-    error = who + "does not export " RMSNORM_PLUGIN_ENTRY "() (see include/rmsnorm/plugin.h)";
-    return false;
-  }
-  rmsnorm_plugin_entry_fn entry;
-  static_assert(sizeof entry == sizeof sym, "function and object pointers differ in size");
-  std::memcpy(&entry, &sym, sizeof entry);
-  const rmsnorm_plugin* table = entry();
+namespace {
+
+// The variants of one table (from a library's entry point, or handed over in this process),
+// not yet registered; `who` prefixes every error.
+bool table_variants(const rmsnorm_plugin* table, const std::string& origin, const std::string& who,
+                    std::vector<rmsnorm::Variant>& out, std::string& error) {
   if (!table) {
     error = who + RMSNORM_PLUGIN_ENTRY "() returned null";
     return false;
@@ -281,7 +275,7 @@ bool load_plugin(const std::string& path, std::vector<rmsnorm::Variant>& out, st
   std::vector<rmsnorm::Variant> made;
   for (std::uint32_t i = 0; i < table->kernel_count; ++i) {
     rmsnorm::Variant v;
-    if (!make_variant(*table, table->kernels[i], path, v, error)) {
+    if (!make_variant(*table, table->kernels[i], origin, v, error)) {
       error = who + error;
       return false;
     }
@@ -293,6 +287,43 @@ bool load_plugin(const std::string& path, std::vector<rmsnorm::Variant>& out, st
     made.push_back(std::move(v));
   }
   for (rmsnorm::Variant& v : made) out.push_back(std::move(v));
+  return true;
+}
+
+}  // namespace
+
+bool load_plugin(const std::string& path, std::vector<rmsnorm::Variant>& out, std::string& error) {
+  const std::string who = "plugin " + path + ": ";
+  // A bare name would make dlopen search the library path; a plugin is always a file.
+  const std::string file = path.find('/') == std::string::npos ? "./" + path : path;
+  // The handle is never closed: the variants point into the library for the process's life.
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    error = who + "cannot be loaded: " + (why ? why : "unknown dlopen error");
+    return false;
+  }
+  dlerror();
+  void* sym = dlsym(handle, RMSNORM_PLUGIN_ENTRY);
+  if (!sym) {
+    error = who + "does not export " RMSNORM_PLUGIN_ENTRY "() (see include/rmsnorm/plugin.h)";
+    return false;
+  }
+  rmsnorm_plugin_entry_fn entry;
+  static_assert(sizeof entry == sizeof sym, "function and object pointers differ in size");
+  std::memcpy(&entry, &sym, sizeof entry);
+  return table_variants(entry(), path, who, out, error);
+}
+
+bool register_in_process_table(const rmsnorm_plugin* table, const std::string& origin, std::string& error) {
+  std::vector<rmsnorm::Variant> made;
+  if (!table_variants(table, origin, "kernel table: ", made, error)) return false;
+  for (rmsnorm::Variant& v : made) v.in_process = true;
+  const Status s = rmsnorm::add_external_variants(std::move(made));
+  if (!s.ok()) {
+    error = "kernel table: " + s.reason;
+    return false;
+  }
   return true;
 }
 

@@ -1,14 +1,20 @@
 """rmsnorm-certified from Python.
 
-The oracle and the judge on numpy arrays (the compiled module rmsnorm_cert_core, built by this
-project's CMake when pybind11 is found), and the HTML report of a certificate directory
-(`python -m rmsnorm_cert report DIR`). docs/python.md describes both.
+- Certify kernels written in Python (PyTorch, Triton, NumPy): `Kernel`, `certify`, and
+  `python -m rmsnorm_cert certify TARGET` (bridge.py, through librmsnorm_cert.so; no compiler).
+- The oracle and the judge on numpy arrays (the compiled module rmsnorm_cert_core, built by this
+  project's CMake when pybind11 is found).
+- The HTML report of a certificate directory (`python -m rmsnorm_cert report DIR`).
+
+docs/python.md and docs/certifying-your-kernel.md describe them.
 
     import numpy as np, rmsnorm_cert as rc
     c = rc.case("forward", x, g, eps=1e-5, x_type="bf16")    # inputs rounded once to bf16
     e = rc.exact(c)                                          # e["y"]["exact"|"rounded"|"lo"|"hi"]
     v = rc.judge(c, y=my_y)                                  # v["passed"], v["worst"], v["repro"]
 """
+from .bridge import Declined, Kernel, certify  # noqa: F401  (ctypes only: always importable)
+
 try:
     import rmsnorm_cert_core as _core
 except ImportError as _e:  # the report needs no compiled module

@@ -1,18 +1,54 @@
-"""python -m rmsnorm_cert report DIR [--out DIR]"""
+"""python -m rmsnorm_cert: certify Python kernels, replay their failures, draw reports.
+
+    python -m rmsnorm_cert certify TARGET [--kernels GLOB] [rmsnorm-cert certify options]
+    python -m rmsnorm_cert repro TARGET --line '...'
+    python -m rmsnorm_cert replay TARGET [--kernels GLOB] FILE_OR_DIR...
+    python -m rmsnorm_cert report DIR [--out DIR]
+
+TARGET is "path/adapter.py[:attr]" or "module[:attr]": an adapter module (KERNELS), a Kernel, a
+list of Kernels, or a plain forward function (then --array, --device, --dtypes, --no-rstd say
+what it takes). docs/certifying-your-kernel.md describes them.
+"""
 import argparse
 import sys
 
 from . import report
 
 
+def _kernel_options(parser):
+    g = parser.add_argument_group("a plain function's claims (ignored for adapters and Kernels)")
+    g.add_argument("--array", choices=("torch", "numpy"), default="torch")
+    g.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    g.add_argument("--dtypes", default="f32,f16,bf16", help="comma-separated x types it takes")
+    g.add_argument("--no-rstd", action="store_true", help="it returns y alone (rstd is not judged)")
+    g.add_argument("--same-type-weights", action="store_true", help="it takes weights of x's type only")
+
+
+def _options(ns):
+    return dict(array=ns.array, device=ns.device, dtypes=tuple(filter(None, ns.dtypes.split(","))),
+                rstd=not ns.no_rstd, same_type_weights=ns.same_type_weights)
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m rmsnorm_cert")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(prog="python -m rmsnorm_cert", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="HTML report with plots of the certificates in DIR (rmsnorm-cert certify --out DIR)")
     rep.add_argument("dir")
     rep.add_argument("--out", help="where report.html and its plots go (default: DIR)")
-    args = parser.parse_args(argv)
+    for name, what in (("certify", "certify the target's kernels (options after TARGET go to rmsnorm-cert certify)"),
+                       ("repro", "rerun a failure line against the target (rmsnorm-cert repro options)"),
+                       ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)")):
+        p = sub.add_parser(name, help=what)
+        p.add_argument("target")
+        if name != "repro":
+            p.add_argument("--kernels", default="*", help="which of the target's kernels (a glob of their names)")
+        _kernel_options(p)
+    args, rest = parser.parse_known_args(argv)
     if args.command == "report":
+        if rest:
+            parser.error("unrecognized arguments: " + " ".join(rest))
         try:
             path = report.write_report(args.dir, args.out or args.dir)
         except report.ReportError as e:
@@ -20,7 +56,19 @@ def main(argv=None):
             return 3
         print(f"report: {path}")
         return 0
-    return 2
+
+    from . import bridge
+    try:
+        library, kernels = bridge.load_target(args.target, **_options(args))
+        bridge.register(library, kernels, f"python -m rmsnorm_cert repro {args.target}")
+    except Exception as e:  # a target that cannot be loaded is bad input, not a crash
+        print(f"rmsnorm_cert {args.command}: {args.target}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    if args.command == "certify":
+        return bridge.run_command(["certify", f"plugin.{library}.{args.kernels}"] + rest)
+    if args.command == "repro":
+        return bridge.run_command(["repro"] + rest)
+    return bridge.run_command(["replay", "--variant", f"plugin.{library}.{args.kernels}"] + rest)
 
 
 if __name__ == "__main__":

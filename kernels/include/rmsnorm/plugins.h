@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "rmsnorm/plugin.h"
 #include "rmsnorm/variant.h"
 
 namespace rmsnorm {
@@ -22,6 +23,11 @@ bool load_plugin(const std::string& path, std::vector<Variant>& out, std::string
 
 // Loads every library and adds its variants to the registry (rmsnorm::add_external_variants).
 bool register_plugins(const std::vector<std::string>& paths, std::string& error);
+
+// The kernels of a table handed over by the process itself (the Python bridge, through
+// rmsnorm/cert.h), registered as in_process variants; `origin` is the command that registers
+// them again, which repro lines start with. Only before the registry is first used.
+bool register_in_process_table(const rmsnorm_plugin* table, const std::string& origin, std::string& error);
 
 // The paths of kPluginsEnv, registered; true when it is unset or empty.
 bool register_plugins_from_env(std::string& error);

@@ -86,9 +86,16 @@ struct Variant {
   // What the variant claims, as bit sets (1 << DType / Convention / Quant); 0: not declared, and
   // can_implement() alone decides. Plugins declare them; certificates list what was claimed.
   std::uint32_t dtypes = 0, conventions = 0, quant_modes = 0;
+  // False: the forward ops do not write rstd (a plugin's RMSNORM_OPS_NO_RSTD); the harness
+  // judges y, h and scale alone and never looks at the rstd buffer.
+  bool writes_rstd = true;
   // Loaded from a plugin library (`origin` is its path): never dispatched, certified like any other.
   bool external = false;
   std::string origin;
+  // Registered by the process hosting it (the Python bridge: rmsnorm/cert.h), so no child process
+  // can load it: every certification step runs in this process, and `origin` is the command
+  // that registers it again (a repro line is `<origin> --line '...'`).
+  bool in_process = false;
 
   std::int64_t min_dim_for(DType x) const { return x == DType::f32 && f32_min_dim > 0 ? f32_min_dim : min_dim; }
   // `add`: for an op with a residual (add_forward, add_forward_quant, add_backward).

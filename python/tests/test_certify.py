@@ -1,0 +1,74 @@
+"""Python kernels certified through the bridge (python -m rmsnorm_cert certify): a correct NumPy
+kernel passes, the lecture's eps-outside-the-root kernel fails with a repro line that replays the
+failure against it, a kernel that raises fails case by case without ending the run, and bad
+targets are refused with exit status 2. Exits 77 (skipped) without numpy.
+
+    python3 python/tests/test_certify.py OUT_DIR     (PYTHONPATH=python, RMSNORM_CERT_LIB=...)
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+try:
+    import numpy  # noqa: F401
+except ImportError:
+    print("skipped: no numpy")
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KERNELS = os.path.join(HERE, "numpy_kernels.py")
+OUT = sys.argv[1] if len(sys.argv) > 1 else "python-certify"
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what, flush=True)
+    if not cond:
+        failures.append(what)
+
+
+def run(args, timeout=600):
+    r = subprocess.run([sys.executable, "-m", "rmsnorm_cert"] + args, capture_output=True, text=True, timeout=timeout)
+    return r.returncode, r.stdout + r.stderr
+
+
+# A correct kernel passes.
+rc, text = run(["certify", f"{KERNELS}:GOOD", "--cases", "20", "--out", f"{OUT}/good"])
+print(text[-3000:])
+check(rc == 0, f"the float64 NumPy kernel is certified (exit {rc})")
+with open(f"{OUT}/good/plugin.python.numpy_fp64.json") as f:
+    cert = json.load(f)
+check(cert.get("verdict") == "pass", "its certificate says pass")
+props = cert.get("properties", {}).get("tests", [])
+check(sum(p.get("verdict") == "pass" for p in props) >= 10, f"at least ten properties pass ({len(props)} listed)")
+
+# eps outside the root fails, with a repro line that replays the failure.
+rc, text = run(["certify", f"{KERNELS}:EPS_OUTSIDE", "--cases", "20", "--out", f"{OUT}/bad"])
+print(text[-3000:])
+check(rc == 1, f"eps outside the root fails certification (exit {rc})")
+with open(f"{OUT}/bad/plugin.python.eps_outside.md") as f:
+    repro = [line.strip().strip("`") for line in f if "python -m rmsnorm_cert repro" in line]
+check(bool(repro), "the failure comes with a python -m rmsnorm_cert repro line")
+if repro:
+    line = repro[0][repro[0].index("python -m rmsnorm_cert repro"):]
+    argv = shlex.split(line)[3:]
+    rc2, text2 = run(argv)
+    print(text2[-1500:])
+    check(rc2 == 1, f"the repro line replays the failure (exit {rc2})")
+
+# A kernel that raises fails those cases; the run goes on to the end and writes its certificate.
+rc, text = run(["certify", f"{KERNELS}:RAISES", "--cases", "10", "--no-properties", "--out", f"{OUT}/raises"])
+print(text[-1500:])
+check(rc == 1 and "raised RuntimeError" in text, f"a kernel's exception fails its cases (exit {rc})")
+check(os.path.exists(f"{OUT}/raises/plugin.python.raises.json"), "and the certificate is written")
+
+# A target that cannot be loaded is bad input.
+rc, text = run(["certify", f"{KERNELS}:NOT_THERE"])
+check(rc == 2 and "NOT_THERE" in text, f"a missing attribute is refused with exit 2 ({text.strip()[:120]})")
+rc, text = run(["certify", os.path.join(HERE, "no_such_file.py")])
+check(rc == 2, "a missing file is refused with exit 2")
+
+print(f"python certify: {'PASS' if not failures else 'FAIL'} ({len(failures)} failed)")
+sys.exit(1 if failures else 0)
