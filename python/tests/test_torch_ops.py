@@ -54,11 +54,14 @@ def fp64_reference(x, w, eps):
     return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + eps) * w.double()
 
 
-def ulps(y, ref, dtype):
-    # The spacing of `dtype` at |ref| (normal range), in units of the result's last place.
-    mant = {torch.bfloat16: 7, torch.float16: 10, torch.float32: 23}[dtype]
-    spacing = torch.exp2(torch.floor(torch.log2(ref.abs().clamp_min(1e-30))) - mant)
-    return ((y.double() - ref).abs() / spacing).max().item()
+def over_bound(y, ref, dtype, D):
+    """max |y - ref| / (half an ulp of the output type + the contract's loosest reduction bound
+    (D/2 + 7)·2^-24·|ref|, docs/contract.md): <= 1 is within the contract."""
+    mant, tiny = {torch.bfloat16: (7, -133), torch.float16: (10, -24), torch.float32: (23, -149)}[dtype]
+    exp = torch.floor(torch.log2(ref.abs().clamp_min(2.0 ** -149)))
+    spacing = torch.exp2(torch.clamp(exp - mant, min=tiny))
+    bound = 0.5 * spacing + (D / 2 + 7) * 2.0 ** -24 * ref.abs()
+    return ((y.double() - ref).abs() / bound).max().item()
 
 
 torch.manual_seed(0)
@@ -73,8 +76,8 @@ for dtype in (torch.bfloat16, torch.float16, torch.float32):
         y = rt.rms_norm(x, w, eps)
         yd, _ = direct_forward(x, w, eps)
         check(same(y, yd), f"rms_norm == direct C call, {dtype} R={R} D={D}")
-        u = ulps(y, fp64_reference(x, w, eps), dtype)
-        check(u <= 1.0, f"rms_norm within one ulp of fp64, {dtype} R={R} D={D} (max {u:.3f} ulp)")
+        u = over_bound(y, fp64_reference(x, w, eps), dtype, D)
+        check(u <= 1.0, f"rms_norm within the contract of fp64, {dtype} R={R} D={D} (max err/bound {u:.3f})")
 
 # 2. Strided rows are taken as they are; a non-unit column stride is copied first.
 x = torch.randn(32, 2048, device=dev, dtype=torch.bfloat16)
@@ -121,8 +124,10 @@ check(same(y_f, rt.rms_norm(h_f, w, eps)), "fused add == add, then rms_norm")
 q, s = rt.rms_norm_fp8(x, w, eps, "token")
 check(q.dtype == torch.float8_e4m3fn and s.shape == (64,), "rms_norm_fp8 per token: e4m3 and one scale per row")
 yq = rt.rms_norm(x, w, eps).float()
-err = ((q.float() * s[:, None] - yq).abs() / (yq.abs() + s[:, None] * 2.0 ** -9)).max().item()
-check(err <= 2.0 ** -3, f"dequantized FP8 within e4m3's half ulp of y (max rel {err:.3g})")
+# e4m3: half an ulp is 2^-4 relative for normals, 2^-10·s absolute in the subnormal range; y itself
+# was rounded to bf16 (2^-8 relative) where q was taken from fp32.
+err = ((q.float() * s[:, None] - yq).abs() / ((2.0 ** -4 + 2.0 ** -8) * yq.abs() + 2.0 ** -10 * s[:, None])).max().item()
+check(err <= 1.0, f"dequantized FP8 within half an e4m3 ulp of y (max err/bound {err:.3g})")
 qb, sb = rt.rms_norm_fp8(x, w, eps, "block")
 check(sb.shape == (64, 32), "rms_norm_fp8 per block: [R, D/128] scales")
 
@@ -148,8 +153,8 @@ check(same(static_y, rt.rms_norm(new_x, gw, eps)), "CUDA graph replay == eager o
 # 8. CPU tensors run the host reference, the same contract.
 xc = torch.randn(5, 300, dtype=torch.bfloat16)
 wc = torch.randn(300, dtype=torch.bfloat16)
-uc = ulps(rt.rms_norm(xc, wc, eps), fp64_reference(xc, wc, eps), torch.bfloat16)
-check(uc <= 1.0, f"CPU rms_norm (host reference) within one ulp of fp64 (max {uc:.3f})")
+uc = over_bound(rt.rms_norm(xc, wc, eps), fp64_reference(xc, wc, eps), torch.bfloat16, 300)
+check(uc <= 1.0, f"CPU rms_norm (host reference) within the contract of fp64 (max err/bound {uc:.3f})")
 
 
 # 9. A small LLaMA-style stack: embedding, N layers of (rms_norm, linear, fused add), a head.
