@@ -42,6 +42,6 @@ else:
 
     KERNELS = [
         rc.Kernel(name="rms_norm", forward=forward, backward=backward, device=DEVICE, conventions=("standard",),
-                  same_type_weights=True,
+                  same_type_weights=True, dg_weight_type=True,
                   description="torch.compile(dynamic=True) of the fp32 eager formula, forward and backward"),
     ]

@@ -43,9 +43,9 @@ else:
 
     KERNELS = [
         rc.Kernel(name="rms_norm", forward=rms_norm, backward=_autograd_backward(rms_norm), device=DEVICE,
-                  conventions=("standard",), same_type_weights=True, rstd=False,
+                  conventions=("standard",), same_type_weights=True, dg_weight_type=True, rstd=False,
                   description="torch.nn.functional.rms_norm and its autograd backward"),
         rc.Kernel(name="llama_hf", forward=llama_hf, backward=_autograd_backward(llama_hf), device=DEVICE,
-                  conventions=("llama",), same_type_weights=True,
+                  conventions=("llama",), same_type_weights=True, dg_weight_type=True,
                   description="Hugging Face LlamaRMSNorm's formula (two roundings) and its autograd backward"),
     ]

@@ -127,6 +127,7 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   a.target_packed = v.packed_rows;
   a.target_shared_frame = v.shared_frame;
   if (v.same_type_weights) a.g_f32 = false;
+  a.target_dg_weight_type = v.dg_weight_type;
   // A range that starts past the domain's widest draw moves the domain up to it.
   const std::int64_t lowest = std::min(v.min_dim_for(DType::bf16), v.min_dim_for(DType::f32));
   const std::int64_t highest = std::max(v.max_dim_for(DType::bf16), v.max_dim_for(DType::f32));
@@ -277,7 +278,9 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
     c.quant = Quant::none;
     c.y_type = c.x_type;
   }
-  c.dg_type = (!c.is_forward() && c.g_type != DType::f32 && ch.pick({3, 1}) == 1) ? c.g_type : DType::f32;
+  // The pick is drawn whatever the target, so that aiming never shifts the draws after it.
+  const bool dg_of_g = !c.is_forward() && c.g_type != DType::f32 && ch.pick({3, 1}) == 1;
+  c.dg_type = dg_of_g || (d.target_dg_weight_type && !c.is_forward()) ? c.g_type : DType::f32;
 
   if (d.layouts) {
     const std::size_t kind = d.force_layout ? 3 : ch.pick({5, 2, 2, 2});

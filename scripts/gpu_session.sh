@@ -271,6 +271,10 @@ if has peers; then
   tail -40 "$OUT/peers.log"
   [ -f "$OUT/bench.csv" ] && python3 scripts/bench_table.py "$OUT/bench.csv" "$OUT/peers.csv" | tee "$OUT/peers_table.txt"
 fi
+# Bandwidth-vs-D plots and ratio heat maps of whatever CSVs the run wrote (needs matplotlib).
+if [ -f "$OUT/bench.csv" ] && python3 -c "import matplotlib" 2> /dev/null; then
+  PYTHONPATH=python python3 -m rmsnorm_cert plots "$OUT/bench.csv" $( [ -f "$OUT/peers.csv" ] && echo "$OUT/peers.csv") --out "$OUT/plots"
+fi
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
   # Nsight Compute on chosen shapes (PROFILE: "op:R:D[:variant] ..."): one launch each after

@@ -70,9 +70,12 @@ typedef enum {
  * NO_RSTD: its forward ops do not write rstd (many library kernels keep no r). The harness
  *   judges y, h and scale alone and ignores the rstd buffer; the certificate says so.
  * SAME_TYPE_WEIGHTS: it takes g of x's type only; cases with fp32 weights on 16-bit rows are
- *   not drawn for it (as for its other claims, a case outside them is declined unseen). */
+ *   not drawn for it (as for its other claims, a case outside them is declined unseen).
+ * DG_WEIGHT_TYPE: its backward writes dg in g's type only (autograd frameworks do); cases asking
+ *   an fp32 dg of 16-bit weights are not drawn for it. */
 #define RMSNORM_OPS_NO_RSTD (1u << 31)
 #define RMSNORM_OPS_SAME_TYPE_WEIGHTS (1u << 30)
+#define RMSNORM_OPS_DG_WEIGHT_TYPE (1u << 29)
 
 typedef enum { RMSNORM_MEMORY_HOST = 0, RMSNORM_MEMORY_DEVICE = 1 } rmsnorm_memory;
 

@@ -21,7 +21,7 @@ using Code = rmsnorm::Status::Code;
 constexpr std::uint32_t kAllOps = (1u << rmsnorm::kOpCount) - 1u;
 constexpr std::uint32_t kForwardOps = 0xFu;
 constexpr std::uint32_t kBackwardOps = 0x30u;
-constexpr std::uint32_t kOpFlags = RMSNORM_OPS_NO_RSTD | RMSNORM_OPS_SAME_TYPE_WEIGHTS;
+constexpr std::uint32_t kOpFlags = RMSNORM_OPS_NO_RSTD | RMSNORM_OPS_SAME_TYPE_WEIGHTS | RMSNORM_OPS_DG_WEIGHT_TYPE;
 constexpr std::size_t kMessageBytes = 1024;
 
 bool valid_name(const char* s) {
@@ -54,6 +54,7 @@ struct Claims {
   std::int64_t min_dim = 1, max_dim = std::int64_t{1} << 24;
   bool packed = false;
   bool same_type_weights = false;
+  bool dg_weight_type = false;
 
   Status layout(const rmsnorm::Tensor& t, std::int64_t dim) const {
     if (!t.data) return Status::success();
@@ -88,6 +89,8 @@ struct Claims {
   Status backward(const rmsnorm::BackwardArgs& a) const {
     Status s = rmsnorm::validate(a);
     if (s.ok()) s = common(a.dim, a.x.type, a.convention, a.g, a.g_type);
+    if (s.ok() && dg_weight_type && a.dg && a.g && a.dg_type != a.g_type)
+      s = Status::fail(Code::unsupported, name + " writes dg in the weight's type only, not " + rmsnorm::to_string(a.dg_type));
     for (const rmsnorm::Tensor* t : {&a.x, &a.dy, &a.dx, &a.dresidual})
       if (s.ok()) s = layout(*t, a.dim);
     return s;
@@ -141,6 +144,7 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
   if (k.max_dim > 0) claims->max_dim = k.max_dim;
   claims->packed = k.packed_rows != 0;
   claims->same_type_weights = (k.ops & RMSNORM_OPS_SAME_TYPE_WEIGHTS) != 0;
+  claims->dg_weight_type = (k.ops & RMSNORM_OPS_DG_WEIGHT_TYPE) != 0;
   if (claims->min_dim > claims->max_dim) {
     error = where + ": min_dim " + std::to_string(claims->min_dim) + " > max_dim " + std::to_string(claims->max_dim);
     return false;
@@ -157,6 +161,7 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
   v.ops = op_bits;
   v.writes_rstd = (k.ops & RMSNORM_OPS_NO_RSTD) == 0;
   v.same_type_weights = claims->same_type_weights;
+  v.dg_weight_type = claims->dg_weight_type;
   v.min_dim = claims->min_dim;
   v.max_dim = claims->max_dim;
   v.aligned_rows = k.alignment >= 16;

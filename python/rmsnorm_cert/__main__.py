@@ -4,6 +4,8 @@
     python -m rmsnorm_cert repro TARGET --line '...'
     python -m rmsnorm_cert replay TARGET [--kernels GLOB] FILE_OR_DIR...
     python -m rmsnorm_cert report DIR [--out DIR]
+    python -m rmsnorm_cert peers DIR... [--out FILE]
+    python -m rmsnorm_cert plots BENCH.csv [PEERS.csv ...] --out DIR
 
 TARGET is "path/adapter.py[:attr]" or "module[:attr]": an adapter module (KERNELS), a Kernel, a
 list of Kernels, or a plain forward function (then --array, --device, --dtypes, --no-rstd say
@@ -37,6 +39,12 @@ def main(argv=None):
     rep = sub.add_parser("report", help="HTML report with plots of the certificates in DIR (rmsnorm-cert certify --out DIR)")
     rep.add_argument("dir")
     rep.add_argument("--out", help="where report.html and its plots go (default: DIR)")
+    plots = sub.add_parser("plots", help="bandwidth-vs-D plots and ratio heat maps of benchmark CSVs")
+    plots.add_argument("csv", nargs="+", help="rmsnorm-bench --csv and bench/peers.py --csv files")
+    plots.add_argument("--out", required=True, help="where plots.html, the PNGs and series.json go")
+    peers = sub.add_parser("peers", help="the Markdown table of docs/peers.md from certificate directories")
+    peers.add_argument("dirs", nargs="+")
+    peers.add_argument("--out", help="write it to this file (default: standard output)")
     for name, what in (("certify", "certify the target's kernels (options after TARGET go to rmsnorm-cert certify)"),
                        ("repro", "rerun a failure line against the target (rmsnorm-cert repro options)"),
                        ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)")):
@@ -46,6 +54,21 @@ def main(argv=None):
             p.add_argument("--kernels", default="*", help="which of the target's kernels (a glob of their names)")
         _kernel_options(p)
     args, rest = parser.parse_known_args(argv)
+    if args.command == "plots":
+        if rest:
+            parser.error("unrecognized arguments: " + " ".join(rest))
+        from . import bench_plots
+        try:
+            print(f"plots: {bench_plots.write_plots(args.csv, args.out)}")
+        except bench_plots.PlotError as e:
+            print(f"rmsnorm_cert plots: {e}", file=sys.stderr)
+            return 3
+        return 0
+    if args.command == "peers":
+        if rest:
+            parser.error("unrecognized arguments: " + " ".join(rest))
+        from . import peers as peers_table
+        return peers_table.main(args.dirs, args.out)
     if args.command == "report":
         if rest:
             parser.error("unrecognized arguments: " + " ".join(rest))

@@ -29,6 +29,7 @@ QUANT_NAMES = {v: k for k, v in QUANT_MODES.items()}
 OPS = ("forward", "add_forward", "forward_quant", "add_forward_quant", "backward", "add_backward")
 OPS_NO_RSTD = 1 << 31
 OPS_SAME_TYPE_WEIGHTS = 1 << 30
+OPS_DG_WEIGHT_TYPE = 1 << 29
 ABI_VERSION = 1
 STATUS_OK, STATUS_INVALID, STATUS_UNSUPPORTED, STATUS_MISALIGNED = 0, 1, 2, 3
 STATUS_LAUNCH_FAILED = 7
@@ -112,6 +113,7 @@ class Kernel:
     alignment: int = 0            # bytes every row start and pitch must be a multiple of
     packed_rows: bool = False
     same_type_weights: bool = False  # weights of x's type only
+    dg_weight_type: bool = False  # dweight in the weight's type only (what autograd returns)
     rstd: bool = True             # its forward ops return rstd; False: rstd is not judged
     row_shape: Optional[Callable] = None  # n -> (terms per thread, tree depth) of its Σx² (docs/contract.md)
     dg_shape: Optional[Callable] = None   # rows -> (terms per thread, tree depth) of its dγ column sums
@@ -466,6 +468,8 @@ class _Table:
                 ops |= OPS_NO_RSTD
             if k.same_type_weights:
                 ops |= OPS_SAME_TYPE_WEIGHTS
+            if k.dg_weight_type:
+                ops |= OPS_DG_WEIGHT_TYPE
             fwd, bwd = _FORWARD_FN(e.forward), _BACKWARD_FN(e.backward)
             rs, ds = _shape_fn(k.row_shape), _shape_fn(k.dg_shape)
             name, desc = k.name.encode(), (k.description or f"Python kernel {k.name}").encode()

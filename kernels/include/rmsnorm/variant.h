@@ -83,6 +83,7 @@ struct Variant {
   // the same column in every tensor of a row).
   bool shared_frame = false;
   bool same_type_weights = false;  // g has x's type only (the mutants carry no other)
+  bool dg_weight_type = false;     // dg in g's type only (a plugin's RMSNORM_OPS_DG_WEIGHT_TYPE)
   // What the variant claims, as bit sets (1 << DType / Convention / Quant); 0: not declared, and
   // can_implement() alone decides. Plugins declare them; certificates list what was claimed.
   std::uint32_t dtypes = 0, conventions = 0, quant_modes = 0;
