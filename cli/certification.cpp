@@ -561,6 +561,16 @@ std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
   return out;
 }
 
+// The command that replays a property's counterexample (repro_command: a plugin's or an
+// in-process kernel's own), "" without one.
+std::string counterexample_repro(const std::string& line) {
+  if (line.empty()) return "";
+  harness::Case c;
+  std::string error;
+  if (!harness::parse_case(line, c, error)) return "rmsnorm-cert repro --line '" + line + "'";
+  return repro_command(c);
+}
+
 std::string certificate_markdown(const Certificate& c) {
   std::ostringstream o;
   const bool ok = c.passed();
@@ -592,7 +602,7 @@ std::string certificate_markdown(const Certificate& c) {
       o << "| " << r.id << " | " << md_escape(r.name) << " | "
         << cases_cell(r) << " | " << r.assertions_passed << " passed, "
         << r.assertions_failed << " failed | " << (r.verdict == PropertyVerdict::pass ? "pass" : std::string("**") + to_string(r.verdict) + "**")
-        << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + r.counterexample + "`") << " |\n";
+        << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + counterexample_repro(r.counterexample) + "`") << " |\n";
     o << "\nCases: checked (the suite's count; declined and not-applicable draws excluded) of asked, and the share. "
          "Every draw is aimed inside what the variant declares (D range, layout, types, conventions, FP8 modes), so "
          "a property that applies must check at least "
@@ -690,7 +700,8 @@ std::string certificate_json(const Certificate& c) {
         .value("verdict", to_string(r.verdict))
         .value("seconds", r.seconds)
         .value("message", r.message)
-        .value("counterexample", r.counterexample);
+        .value("counterexample", r.counterexample)
+        .value("repro", counterexample_repro(r.counterexample));
     if (r.failed_after >= 0) j.value("failed_after_cases", r.failed_after);
     j.end_object();
   }

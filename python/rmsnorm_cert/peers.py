@@ -52,8 +52,8 @@ def table(directories):
         for t in c.get("properties", {}).get("tests", []):
             if t.get("verdict") not in ("pass", "n/a"):
                 line = t.get("counterexample", "")
-                found.append((f"{t['id']} {t['verdict']}: {_one_line(t.get('message', ''))}",
-                              _repro_of(c, line) if line else ""))
+                repro = t.get("repro") or (_repro_of(c, line) if line else "")
+                found.append((f"{t['id']} {t['verdict']}: {_one_line(t.get('message', ''))}", repro))
         for f in c.get("corpus", {}).get("failures", []):
             found.append((f"corpus {os.path.basename(f.get('file', ''))}: {_one_line(f.get('reason', ''))}",
                           f.get("repro", "")))
