@@ -4,7 +4,7 @@
     python -m rmsnorm_cert repro TARGET --line '...'
     python -m rmsnorm_cert replay TARGET [--kernels GLOB] FILE_OR_DIR...
     python -m rmsnorm_cert report DIR [--out DIR]
-    python -m rmsnorm_cert peers DIR... [--out FILE]
+    python -m rmsnorm_cert peers DIR... [--out FILE | --update docs/peers.md]
     python -m rmsnorm_cert plots BENCH.csv [PEERS.csv ...] --out DIR
 
 TARGET is "path/adapter.py[:attr]" or "module[:attr]": an adapter module (KERNELS), a Kernel, a
@@ -45,6 +45,7 @@ def main(argv=None):
     peers = sub.add_parser("peers", help="the Markdown table of docs/peers.md from certificate directories")
     peers.add_argument("dirs", nargs="+")
     peers.add_argument("--out", help="write it to this file (default: standard output)")
+    peers.add_argument("--update", help="replace the generated part of this file (docs/peers.md)")
     for name, what in (("certify", "certify the target's kernels (options after TARGET go to rmsnorm-cert certify)"),
                        ("repro", "rerun a failure line against the target (rmsnorm-cert repro options)"),
                        ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)")):
@@ -68,7 +69,7 @@ def main(argv=None):
         if rest:
             parser.error("unrecognized arguments: " + " ".join(rest))
         from . import peers as peers_table
-        return peers_table.main(args.dirs, args.out)
+        return peers_table.main(args.dirs, args.out, args.update)
     if args.command == "report":
         if rest:
             parser.error("unrecognized arguments: " + " ".join(rest))
