@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "rmsnorm/abi_args.h"
 #include "rmsnorm/plugin.h"
 #include "rmsnorm/variant.h"
 
@@ -22,49 +23,18 @@ const rmsnorm::Variant& reference() {
   return v;
 }
 
-rmsnorm::Tensor from_c(const rmsnorm_tensor& t) { return {t.data, static_cast<rmsnorm::DType>(t.dtype), t.stride}; }
-
 int32_t report(const rmsnorm::Status& s, char* message, size_t size) {
   if (!s.ok()) std::snprintf(message, size, "%s", s.reason.c_str());
   return static_cast<int32_t>(s.code);
 }
 
 int32_t forward(const rmsnorm_forward_args* c, char* message, size_t size) {
-  rmsnorm::ForwardArgs a;
-  a.rows = c->rows;
-  a.dim = c->dim;
-  a.x = from_c(c->x);
-  a.o = from_c(c->o);
-  a.y = from_c(c->y);
-  a.g = c->g;
-  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
-  a.rstd = c->rstd;
-  a.eps = c->eps;
-  a.convention = static_cast<rmsnorm::Convention>(c->convention);
-  a.quant = static_cast<rmsnorm::Quant>(c->quant);
-  a.scale = c->scale;
-  a.stream = c->stream;
+  const rmsnorm::ForwardArgs a = rmsnorm::from_abi(*c);
   return report(reference().run_forward(a), message, size);
 }
 
 int32_t backward(const rmsnorm_backward_args* c, char* message, size_t size) {
-  rmsnorm::BackwardArgs a;
-  a.rows = c->rows;
-  a.dim = c->dim;
-  a.x = from_c(c->x);
-  a.dy = from_c(c->dy);
-  a.dx = from_c(c->dx);
-  a.dresidual = from_c(c->dresidual);
-  a.g = c->g;
-  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
-  a.rstd = c->rstd;
-  a.dg = c->dg;
-  a.dg_type = static_cast<rmsnorm::DType>(c->dg_dtype);
-  a.eps = c->eps;
-  a.convention = static_cast<rmsnorm::Convention>(c->convention);
-  a.workspace = c->workspace;
-  a.workspace_bytes = c->workspace_bytes;
-  a.stream = c->stream;
+  const rmsnorm::BackwardArgs a = rmsnorm::from_abi(*c);
   return report(reference().run_backward(a), message, size);
 }
 

@@ -5,15 +5,12 @@
 #include <exception>
 #include <string>
 
+#include "rmsnorm/abi_args.h"
 #include "rmsnorm/variant.h"
 
 namespace {
 
 using rmsnorm::Status;
-
-rmsnorm::Tensor from_c(const rmsnorm_tensor& t) {
-  return {t.data, static_cast<rmsnorm::DType>(t.dtype), t.stride};
-}
 
 void write(char* out, std::size_t size, const std::string& text) {
   if (out && size > 0) std::snprintf(out, size, "%s", text.c_str());
@@ -55,20 +52,7 @@ extern "C" RMSNORM_PLUGIN_EXPORT int32_t rmsnorm_c_forward(const rmsnorm_forward
     write(message, message_size, "null arguments");
     return RMSNORM_STATUS_INVALID_ARGUMENT;
   }
-  rmsnorm::ForwardArgs a;
-  a.rows = c->rows;
-  a.dim = c->dim;
-  a.x = from_c(c->x);
-  a.o = from_c(c->o);
-  a.y = from_c(c->y);
-  a.g = c->g;
-  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
-  a.convention = static_cast<rmsnorm::Convention>(c->convention);
-  a.quant = static_cast<rmsnorm::Quant>(c->quant);
-  a.eps = c->eps;
-  a.rstd = c->rstd;
-  a.scale = c->scale;
-  a.stream = c->stream;
+  const rmsnorm::ForwardArgs a = rmsnorm::from_abi(*c);
   return launch(a, memory, rmsnorm::pick_forward,
                 [](const rmsnorm::Variant& v, const rmsnorm::ForwardArgs& x) { return v.run_forward(x); }, variant,
                 variant_size, message, message_size);
@@ -80,23 +64,7 @@ extern "C" RMSNORM_PLUGIN_EXPORT int32_t rmsnorm_c_backward(const rmsnorm_backwa
     write(message, message_size, "null arguments");
     return RMSNORM_STATUS_INVALID_ARGUMENT;
   }
-  rmsnorm::BackwardArgs a;
-  a.rows = c->rows;
-  a.dim = c->dim;
-  a.x = from_c(c->x);
-  a.dy = from_c(c->dy);
-  a.dx = from_c(c->dx);
-  a.dresidual = from_c(c->dresidual);
-  a.g = c->g;
-  a.g_type = static_cast<rmsnorm::DType>(c->g_dtype);
-  a.convention = static_cast<rmsnorm::Convention>(c->convention);
-  a.rstd = c->rstd;
-  a.dg = c->dg;
-  a.dg_type = static_cast<rmsnorm::DType>(c->dg_dtype);
-  a.eps = c->eps;
-  a.workspace = c->workspace;
-  a.workspace_bytes = c->workspace_bytes;
-  a.stream = c->stream;
+  const rmsnorm::BackwardArgs a = rmsnorm::from_abi(*c);
   return launch(a, memory, rmsnorm::pick_backward,
                 [](const rmsnorm::Variant& v, const rmsnorm::BackwardArgs& x) { return v.run_backward(x); }, variant,
                 variant_size, message, message_size);

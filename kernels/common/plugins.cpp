@@ -8,6 +8,7 @@
 #include <memory>
 #include <utility>
 
+#include "rmsnorm/abi_args.h"
 #include "rmsnorm/plugin.h"
 #include "rmsnorm/validate.h"
 
@@ -29,10 +30,6 @@ bool valid_name(const char* s) {
   for (const char* p = s; *p; ++p)
     if (!(std::isalnum(static_cast<unsigned char>(*p)) || *p == '_' || *p == '-')) return false;
   return std::strlen(s) <= 64;
-}
-
-rmsnorm_tensor to_c(const rmsnorm::Tensor& t) {
-  return {t.data, static_cast<std::int32_t>(t.type), t.stride};
 }
 
 Status from_c(std::int32_t code, const char* message, const std::string& who) {
@@ -177,20 +174,7 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
     v.run_forward = [claims, fn](const rmsnorm::ForwardArgs& a) {
       Status s = claims->forward(a);
       if (!s.ok()) return s;
-      rmsnorm_forward_args c{};
-      c.rows = a.rows;
-      c.dim = a.dim;
-      c.x = to_c(a.x);
-      c.o = to_c(a.o);
-      c.y = to_c(a.y);
-      c.g = a.g;
-      c.g_dtype = static_cast<std::int32_t>(a.g_type);
-      c.convention = static_cast<std::int32_t>(a.convention);
-      c.quant = static_cast<std::int32_t>(a.quant);
-      c.eps = a.eps;
-      c.rstd = a.rstd;
-      c.scale = a.scale;
-      c.stream = a.stream;
+      const rmsnorm_forward_args c = rmsnorm::to_abi(a);
       char message[kMessageBytes] = {0};
       const std::int32_t code = fn(&c, message, sizeof message);
       message[kMessageBytes - 1] = 0;
@@ -203,23 +187,7 @@ bool make_variant(const rmsnorm_plugin& table, const rmsnorm_plugin_kernel& k, c
     v.run_backward = [claims, fn](const rmsnorm::BackwardArgs& a) {
       Status s = claims->backward(a);
       if (!s.ok()) return s;
-      rmsnorm_backward_args c{};
-      c.rows = a.rows;
-      c.dim = a.dim;
-      c.x = to_c(a.x);
-      c.dy = to_c(a.dy);
-      c.dx = to_c(a.dx);
-      c.dresidual = to_c(a.dresidual);
-      c.g = a.g;
-      c.g_dtype = static_cast<std::int32_t>(a.g_type);
-      c.convention = static_cast<std::int32_t>(a.convention);
-      c.rstd = a.rstd;
-      c.dg = a.dg;
-      c.dg_dtype = static_cast<std::int32_t>(a.dg_type);
-      c.eps = a.eps;
-      c.workspace = a.workspace;
-      c.workspace_bytes = a.workspace_bytes;
-      c.stream = a.stream;
+      const rmsnorm_backward_args c = rmsnorm::to_abi(a);
       char message[kMessageBytes] = {0};
       const std::int32_t code = fn(&c, message, sizeof message);
       message[kMessageBytes - 1] = 0;

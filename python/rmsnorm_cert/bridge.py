@@ -337,6 +337,12 @@ class _Entry:
             _message(buf, size, f"{self.k.name} raised {type(e).__name__}: {e}{where}".replace("\n", " "))
             return STATUS_LAUNCH_FAILED
 
+    def _op_fn(self, op):
+        fn = getattr(self.k, op)
+        if fn is None:
+            raise Declined(f"no {op}")
+        return fn
+
     def _kwargs(self, convention):
         return {"convention": CONVENTION_NAMES[convention]} if len(self.k.conventions) > 1 else {}
 
@@ -349,9 +355,7 @@ class _Entry:
             add = bool(a.o.data)
             quant = a.quant != 0
             op = ("add_" if add else "") + ("forward_quant" if quant else "forward")
-            fn = getattr(self.k, op)
-            if fn is None:
-                raise Declined(f"no {op}")
+            fn = self._op_fn(op)
             x = io.view(a.x.data, a.x.dtype, R, D, a.x.stride)
             o = io.view(a.o.data, a.o.dtype, R, D, a.o.stride) if add else None
             w = io.vector(a.g, a.g_dtype, D) if a.g else None
@@ -393,9 +397,7 @@ class _Entry:
             R, D = a.rows, a.dim
             add = bool(a.dresidual.data)
             op = "add_backward" if add else "backward"
-            fn = getattr(self.k, op)
-            if fn is None:
-                raise Declined(f"no {op}")
+            fn = self._op_fn(op)
             x = io.view(a.x.data, a.x.dtype, R, D, a.x.stride)
             dy = io.view(a.dy.data, a.dy.dtype, R, D, a.dy.stride)
             w = io.vector(a.g, a.g_dtype, D) if a.g else None

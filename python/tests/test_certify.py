@@ -48,12 +48,14 @@ check(sum(p.get("verdict") == "pass" for p in props) >= 10, f"at least ten prope
 rc, text = run(["certify", f"{KERNELS}:EPS_OUTSIDE", "--cases", "20", "--out", f"{OUT}/bad"])
 print(text[-3000:])
 check(rc == 1, f"eps outside the root fails certification (exit {rc})")
-with open(f"{OUT}/bad/plugin.python.eps_outside.md") as f:
-    repro = [line.strip().strip("`") for line in f if "python -m rmsnorm_cert repro" in line]
-check(bool(repro), "the failure comes with a python -m rmsnorm_cert repro line")
+with open(f"{OUT}/bad/plugin.python.eps_outside.json") as f:
+    bad = json.load(f)
+repro = [t["repro"] for t in bad["properties"]["tests"] if t.get("repro")]
+repro += [f["repro"] for f in bad["corpus"]["failures"] if f.get("repro")]
+check(bool(repro) and all(r.startswith("python -m rmsnorm_cert repro ") for r in repro),
+      "each failure comes with a python -m rmsnorm_cert repro line")
 if repro:
-    line = repro[0][repro[0].index("python -m rmsnorm_cert repro"):]
-    argv = shlex.split(line)[3:]
+    argv = shlex.split(repro[0])[3:]
     rc2, text2 = run(argv)
     print(text2[-1500:])
     check(rc2 == 1, f"the repro line replays the failure (exit {rc2})")
