@@ -29,10 +29,26 @@ def _need_core():
     return _core
 
 
+def _values(v):
+    """Host values of an array: numpy as it is; a torch tensor (CUDA or CPU, any float dtype,
+    bf16 and FP8 included) widened exactly to float64 on the host; any other DLPack producer
+    through numpy.from_dlpack."""
+    if v is None or isinstance(v, (list, tuple, float, int)):
+        return v
+    if type(v).__module__.startswith("torch"):
+        return v.detach().to("cpu").double().numpy()
+    if hasattr(v, "__dlpack__") and type(v).__module__ != "numpy":
+        import numpy as np
+        return np.from_dlpack(v)
+    return v
+
+
 def case(op, x, g=None, *, eps=1e-6, x_type="f32", g_type="", y_type="", convention="standard", quant="none",
          static_scale=1.0, o=None, dy=None, dresidual=None, rstd=None, dg_type="f32"):
     """A case of `op` ("forward", "add_forward", "forward_quant", "add_forward_quant", "backward",
-    "add_backward") on rows x ([rows, dim] or one row); every input is rounded once to its type."""
+    "add_backward") on rows x ([rows, dim] or one row); every input is rounded once to its type.
+    Inputs are numpy arrays, torch tensors (CUDA or CPU) or other DLPack producers."""
+    x, g, o, dy, dresidual, rstd = map(_values, (x, g, o, dy, dresidual, rstd))
     return _need_core().make_case(op, x, g, eps, x_type, g_type, y_type, convention, quant, static_scale, o, dy,
                                   dresidual, rstd, dg_type)
 
@@ -52,9 +68,10 @@ def exact(c, row_shape=None, dg_shape=None):
 def judge(c, *, y=None, rstd=None, h=None, scale=None, dx=None, dg=None, row_shape=None, dg_shape=None, worst=5):
     """The verdict on a kernel's outputs (values of their types): passed, first_failure, the worst
     elements by err/bound, and repro, the case's one-line form."""
+    y, rstd, h, scale, dx, dg = map(_values, (y, rstd, h, scale, dx, dg))
     return _need_core().judge(c, y, rstd, h, scale, dx, dg, row_shape, dg_shape, worst)
 
 
 def round_to(values, dtype):
     """values rounded once (to nearest, ties to even) to "f32", "f16", "bf16", "e4m3" or "e5m2"."""
-    return _need_core().round_to(values, dtype)
+    return _need_core().round_to(_values(values), dtype)
