@@ -140,84 +140,109 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
   return run;
 }
 
-SuiteRun run_suite_here(const rmsnorm::Variant& variant, std::int64_t cases, Progress& progress) {
-  SuiteRun run;
+std::vector<std::string> in_process_properties(const rmsnorm::Variant& variant) {
+  std::vector<std::string> ids;
 #if RMSNORM_CERT_HAVE_PROPERTIES && RMSNORM_CERT_HAVE_GENERATORS
   const bool device = variant.memory == rmsnorm::Memory::device;
-  std::vector<const properties::PropertyInfo*> chosen;
   for (const properties::PropertyInfo& p : properties::catalog()) {
     // As the suite's listing: P3 checks the oracle (host listing only); P18 moves gigabytes per
     // case, in the default suite on a device and in the slow one on the host.
     if ((p.oracle_only && device) || (p.id == "P18" && !device)) continue;
-    chosen.push_back(&p);
+    ids.push_back(p.id);
   }
-  progress.phase();
-  for (std::size_t k = 0; k < chosen.size(); ++k) {
-    const properties::PropertyInfo& p = *chosen[k];
-    const auto t0 = std::chrono::steady_clock::now();
-    PropertyResult r;
-    r.executable = "in-process";
-    r.name = p.id + (device ? " (CUDA variants): " : ": ") + p.invariant;
-    r.id = p.id;
-    r.cases_requested = cases;
-    const std::string why = p.oracle_only ? std::string()
-                            : !properties::applies(p, variant) ? variant.name + " supports none of its ops"
-                                                                : properties::not_applicable_to(p, variant);
-    if (!why.empty()) {
-      r.verdict = PropertyVerdict::not_applicable;
-      r.message = why;
-      r.cases_checked = 0;
-      run.results.push_back(std::move(r));
-      continue;
-    }
-    const std::int64_t asked = p.max_cases > 0 ? std::min<std::int64_t>(p.max_cases, cases) : cases;
-    r.cases_asked = asked;
+#else
+  (void)variant;
+#endif
+  return ids;
+}
+
+PropertyResult run_property_here(const rmsnorm::Variant& variant, const std::string& id, std::int64_t cases,
+                                 const BeforeCase& before_case) {
+  PropertyResult r;
+  r.id = id;
+  r.executable = "in-process";
+  r.cases_requested = cases;
+#if RMSNORM_CERT_HAVE_PROPERTIES && RMSNORM_CERT_HAVE_GENERATORS
+  const properties::PropertyInfo* info = properties::find_property(id);
+  if (!info) {
+    r.verdict = PropertyVerdict::missing;
+    r.message = "no property " + id;
+    return r;
+  }
+  const properties::PropertyInfo& p = *info;
+  const bool device = variant.memory == rmsnorm::Memory::device;
+  const auto t0 = std::chrono::steady_clock::now();
+  r.name = p.id + (device ? " (CUDA variants): " : ": ") + p.invariant;
+  const std::string why = p.oracle_only ? std::string()
+                          : !properties::applies(p, variant) ? variant.name + " supports none of its ops"
+                                                              : properties::not_applicable_to(p, variant);
+  if (!why.empty()) {
+    r.verdict = PropertyVerdict::not_applicable;
+    r.message = why;
     r.cases_checked = 0;
-    std::string first_rejection, not_applicable_reason;
-    // The seed of each draw: FNV-1a of "P4/<variant>", then the case's index.
-    std::uint64_t seed = 0xcbf29ce484222325ull;
-    for (char ch : p.id + "/" + variant.name) seed = (seed ^ static_cast<unsigned char>(ch)) * 0x100000001b3ull;
-    for (std::int64_t i = 0; i < asked; ++i) {
-      progress.step("properties: " + p.id + " case " + std::to_string(i + 1) + "/" + std::to_string(asked), k, chosen.size());
-      generators::RngChooser ch(seed + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ull);
-      harness::Case c = properties::draw_property_case(p, ch, p.oracle_only ? nullptr : &variant);
-      c.variant = p.oracle_only ? "*" : variant.name;
-      const properties::CheckResult res = p.oracle_only ? properties::check_oracle_case(c) : properties::check_case(c, variant);
-      using Kind = properties::CheckResult::Kind;
-      if (res.kind == Kind::pass) {
-        ++r.cases_checked;
-      } else if (res.kind == Kind::rejected) {
-        ++r.cases_rejected;
-        if (first_rejection.empty()) first_rejection = res.message;
-      } else if (res.kind == Kind::not_applicable) {
-        ++r.cases_not_applicable;
-        not_applicable_reason = res.message;
-      } else {
-        // The smallest case that still fails, as the suite's shrinking gives it.
-        std::string reason = res.message;
-        MinimizeStats stats;
-        const harness::Case small =
-            p.oracle_only || p.max_cases > 0 ? c : minimize_case(c, variant, 200, 30.0, reason, stats);
-        r.verdict = PropertyVerdict::fail;
-        r.failed_after = i + 1;
-        r.message = reason;
-        r.counterexample = harness::one_line(small);
-        break;
-      }
+    return r;
+  }
+  const std::int64_t asked = p.max_cases > 0 ? std::min<std::int64_t>(p.max_cases, cases) : cases;
+  r.cases_asked = asked;
+  r.cases_checked = 0;
+  std::string first_rejection, not_applicable_reason;
+  // The seed of each draw: FNV-1a of "P4/<variant>", then the case's index.
+  std::uint64_t seed = 0xcbf29ce484222325ull;
+  for (char ch : p.id + "/" + variant.name) seed = (seed ^ static_cast<unsigned char>(ch)) * 0x100000001b3ull;
+  for (std::int64_t i = 0; i < asked; ++i) {
+    generators::RngChooser ch(seed + static_cast<std::uint64_t>(i) * 0x9e3779b97f4a7c15ull);
+    harness::Case c = properties::draw_property_case(p, ch, p.oracle_only ? nullptr : &variant);
+    c.variant = p.oracle_only ? "*" : variant.name;
+    if (before_case) before_case(harness::one_line(c));
+    const properties::CheckResult res = p.oracle_only ? properties::check_oracle_case(c) : properties::check_case(c, variant);
+    using Kind = properties::CheckResult::Kind;
+    if (res.kind == Kind::pass) {
+      ++r.cases_checked;
+    } else if (res.kind == Kind::rejected) {
+      ++r.cases_rejected;
+      if (first_rejection.empty()) first_rejection = res.message;
+    } else if (res.kind == Kind::not_applicable) {
+      ++r.cases_not_applicable;
+      not_applicable_reason = res.message;
+    } else {
+      // The smallest case that still fails, as the suite's shrinking gives it.
+      std::string reason = res.message;
+      MinimizeStats stats;
+      const harness::Case small = p.oracle_only || p.max_cases > 0 ? c : minimize_case(c, variant, 200, 30.0, reason, stats);
+      r.verdict = PropertyVerdict::fail;
+      r.failed_after = i + 1;
+      r.message = reason;
+      // The shorter line of the two: a case that would not shrink is kept as drawn (generator and
+      // seed), not as its values written out.
+      const std::string shrunk = harness::one_line(small), drawn = harness::one_line(c);
+      r.counterexample = shrunk.size() <= drawn.size() ? shrunk : drawn;
+      break;
     }
-    r.assertions_passed = r.cases_checked;
-    if (r.verdict != PropertyVerdict::fail) classify_counted(r, "", first_rejection, not_applicable_reason);
-    r.seconds = seconds_since(t0);
+  }
+  r.assertions_passed = r.cases_checked;
+  if (r.verdict != PropertyVerdict::fail) classify_counted(r, "", first_rejection, not_applicable_reason);
+  r.seconds = seconds_since(t0);
+#else
+  (void)variant;
+  (void)before_case;
+  r.verdict = PropertyVerdict::missing;
+  r.message = "this build has no property checks (properties/), which an in-process kernel needs";
+#endif
+  return r;
+}
+
+SuiteRun run_suite_here(const rmsnorm::Variant& variant, std::int64_t cases, Progress& progress) {
+  SuiteRun run;
+  const std::vector<std::string> ids = in_process_properties(variant);
+  if (ids.empty()) run.problems.push_back("this build has no property checks (properties/), which an in-process kernel needs");
+  progress.phase();
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    progress.step("properties: " + ids[k], k, ids.size());
+    PropertyResult r = run_property_here(variant, ids[k], cases, {});
     if (r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable)
       progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
     run.results.push_back(std::move(r));
   }
-#else
-  (void)variant;
-  (void)cases;
-  (void)progress;
-  run.problems.push_back("this build has no property checks (properties/), which an in-process kernel needs");
-#endif
   return run;
 }
 
@@ -234,7 +259,7 @@ std::string base_variant_name(const rmsnorm::Variant& v) {
 
 CorpusRun replay_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
                         bool stop_at_first_failure) {
-  if (variant.external && !variant.in_process) return isolated_corpus(variant, dir, progress, stop_at_first_failure);
+  if (can_isolate(variant)) return isolated_corpus(variant, dir, progress, stop_at_first_failure);
   return replay_corpus_here(variant, dir, progress, stop_at_first_failure, {});
 }
 
@@ -303,7 +328,7 @@ std::vector<OpRun> run_generated(const rmsnorm::Variant& variant, std::int64_t c
   for (int k = 0; k < rmsnorm::kOpCount; ++k) {
     const auto op = static_cast<rmsnorm::Op>(k);
     if (!variant.supports(op)) continue;
-    out.push_back(variant.external && !variant.in_process ? isolated_generated_op(variant, op, cases_per_op, seed, progress)
+    out.push_back(can_isolate(variant) ? isolated_generated_op(variant, op, cases_per_op, seed, progress)
                                    : run_generated_op_here(variant, op, cases_per_op, seed, progress, {}));
   }
   return out;

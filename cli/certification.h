@@ -50,9 +50,12 @@ struct SuiteRun {
 SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
                    Progress& progress, bool stop_at_first_failure = false);
 
-// Every property of docs/properties.md against a variant that lives in this process
-// (Variant::in_process): the same draws aimed at its claims, checks and verdicts as the suite's
-// children, one case after another here; a failure is shrunk by minimize_case.
+// The property suite of a variant that lives in a host process (Variant::in_process), through the
+// property checks directly: the same draws aimed at its claims, checks and verdicts as the suite's
+// children; a failure is shrunk by minimize_case. in_process_properties: the ids that apply to
+// its memory (as the suite's listing); run_suite_here: all of them in this process, one after
+// another (run_property_here, declared below, runs one).
+std::vector<std::string> in_process_properties(const rmsnorm::Variant& variant);
 SuiteRun run_suite_here(const rmsnorm::Variant& variant, std::int64_t cases, Progress& progress);
 
 // --- corpus ---------------------------------------------------------------------------------
@@ -70,6 +73,10 @@ struct CorpusRun {
 std::string base_variant_name(const rmsnorm::Variant& v);
 // Called with each case's repro line just before it runs (the isolated step reports it).
 using BeforeCase = std::function<void(const std::string& repro_line)>;
+
+// One property of an in-process variant here, each case announced to before_case first.
+PropertyResult run_property_here(const rmsnorm::Variant& variant, const std::string& id, std::int64_t cases,
+                                 const BeforeCase& before_case);
 
 // Replay every case of `dir` whose variant pattern matches the variant (mutants: their base).
 // A plugin variant's replay runs in a child process (isolated_step.h): a crash fails the step.

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "device_info.h"
 #include "git_commit.h"
+#include "isolated_step.h"
 #include "json_writer.h"
 #include "subprocess.h"
 
@@ -157,8 +158,10 @@ int run_certify(const Args& args) {
     c.claims = claim_lines(*v);
     // The corpus and the generated cases run in this process, the properties in child processes:
     // with more than one job the two go side by side, and the properties show the progress.
-    // A kernel hosted by this process (the Python bridge) runs everything here, in sequence.
-    const bool side_by_side = !no_properties && jobs > 1 && !v->in_process;
+    // A kernel hosted by this process (the Python bridge) runs its steps in child processes when
+    // its host named a launcher (isolated_step.h), else everything here, one after another.
+    const bool here = v->in_process && !can_isolate(*v);
+    const bool side_by_side = !no_properties && jobs > 1 && !here;
     Progress side_progress(progress_prefix, /*quiet=*/side_by_side);
     auto corpus_and_generated = [&] {
       c.corpus = replay_corpus(*v, corpus, side_progress);
@@ -171,8 +174,9 @@ int run_certify(const Args& args) {
     std::thread side;
     if (side_by_side) side = std::thread(corpus_and_generated);
     if (!no_properties) {
-      c.suite = v->in_process ? run_suite_here(*v, property_cases, progress)
-                              : run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
+      c.suite = here ? run_suite_here(*v, property_cases, progress)
+                : v->in_process ? isolated_suite(*v, property_cases, static_cast<int>(jobs), progress)
+                                : run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
     } else {
       c.suite.problems.push_back("skipped by --no-properties");
     }

@@ -2,8 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
+#include <mutex>
+#include <thread>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -27,6 +31,33 @@ std::string self_path() {
   if (n <= 0) return "rmsnorm-cert";
   buf[n] = 0;
   return buf;
+}
+
+std::vector<std::string> launcher_argv() {
+  std::vector<std::string> argv;
+  const char* env = std::getenv(kLauncherEnv);
+  if (!env || !*env) return argv;
+  std::string cur;
+  for (const char* p = env;; ++p) {
+    if (*p == '\t' || *p == '\0') {
+      if (!cur.empty()) argv.push_back(cur);
+      cur.clear();
+      if (!*p) break;
+    } else {
+      cur += *p;
+    }
+  }
+  return argv;
+}
+
+// The command a step of `v` starts with, `_step` and its arguments to follow.
+std::vector<std::string> step_command(const rmsnorm::Variant& v) {
+  if (v.in_process) {
+    std::vector<std::string> argv = launcher_argv();
+    argv.push_back("_step");
+    return argv;
+  }
+  return {self_path(), "_step"};
 }
 
 // One field of a tab-separated record: no tabs, newlines kept as "\n".
@@ -129,9 +160,77 @@ std::string repro_of(const std::string& line, const rmsnorm::Variant& v) {
 
 }  // namespace
 
+bool can_isolate(const rmsnorm::Variant& variant) {
+  return variant.external && (!variant.in_process || !launcher_argv().empty());
+}
+
+SuiteRun isolated_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, Progress& progress) {
+  SuiteRun run;
+  const std::vector<std::string> ids = in_process_properties(variant);
+  if (ids.empty()) run.problems.push_back("this build has no property checks (properties/), which an in-process kernel needs");
+  run.results.resize(ids.size());
+  progress.phase();
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::size_t finished = 0;
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= ids.size()) return;
+      std::vector<std::string> argv = step_command(variant);
+      for (const char* a : {"property", "--variant"}) argv.push_back(a);
+      argv.push_back(variant.name);
+      argv.push_back("--property");
+      argv.push_back(ids[k]);
+      argv.push_back("--cases");
+      argv.push_back(std::to_string(cases));
+      Progress quiet("", /*quiet=*/true);
+      const StepEnd end = run_step_child(argv, quiet, ids[k]);
+      PropertyResult r;
+      r.id = ids[k];
+      r.executable = "a child process of the kernel's host";
+      r.cases_requested = cases;
+      for (const auto& f : end.records)
+        if (f[0] == "property" && f.size() == 14) {
+          r.name = unfield(f[1]);
+          r.verdict = static_cast<PropertyVerdict>(std::atoi(f[2].c_str()));
+          r.cases_asked = std::atoll(f[3].c_str());
+          r.cases_checked = std::atoll(f[4].c_str());
+          r.cases_rejected = std::atoll(f[5].c_str());
+          r.cases_not_applicable = std::atoll(f[6].c_str());
+          r.failed_after = std::atoll(f[7].c_str());
+          r.assertions_passed = std::atoll(f[8].c_str());
+          r.seconds = std::strtod(f[9].c_str(), nullptr);
+          r.message = unfield(f[10]);
+          r.counterexample = unfield(f[11]);
+          r.tags = unfield(f[12]);
+        }
+      if (!end.complete) {
+        r.verdict = PropertyVerdict::crashed;
+        r.message = crash_text(end);
+        r.counterexample = end.last_case;
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      progress.step("properties (last: " + r.id + " " + to_string(r.verdict) + ")", finished, ids.size());
+      if (r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable)
+        progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
+      run.results[k] = std::move(r);
+    }
+  };
+  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(ids.size())));
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  return run;
+}
+
 CorpusRun isolated_corpus(const rmsnorm::Variant& variant, const std::string& dir, Progress& progress,
                           bool stop_at_first_failure) {
-  std::vector<std::string> argv = {self_path(), "_step", "corpus", "--variant", variant.name, "--corpus", dir};
+  std::vector<std::string> argv = step_command(variant);
+  for (const std::string& a : {std::string("corpus"), std::string("--variant"), variant.name, std::string("--corpus"), dir})
+    argv.push_back(a);
   if (stop_at_first_failure) argv.push_back("--stop-first");
   const StepEnd end = run_step_child(argv, progress, "corpus");
   CorpusRun run;
@@ -162,8 +261,11 @@ OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std
                             Progress& progress) {
   char seed_text[32];
   std::snprintf(seed_text, sizeof seed_text, "0x%016llx", static_cast<unsigned long long>(seed));
-  const std::vector<std::string> argv = {self_path(), "_step", "generated", "--variant", variant.name, "--op",
-                                         rmsnorm::to_string(op), "--cases", std::to_string(cases), "--seed", seed_text};
+  std::vector<std::string> argv = step_command(variant);
+  for (const std::string& a : {std::string("generated"), std::string("--variant"), variant.name, std::string("--op"),
+                               std::string(rmsnorm::to_string(op)), std::string("--cases"), std::to_string(cases),
+                               std::string("--seed"), std::string(seed_text)})
+    argv.push_back(a);
   const StepEnd end = run_step_child(argv, progress, std::string(rmsnorm::to_string(op)) + " cases");
   OpRun r;
   r.op = op;
@@ -194,14 +296,15 @@ OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std
 }
 
 int run_step(const Args& args) {
-  CommandLine cl("_step", "_step corpus|generated --variant NAME ...",
+  CommandLine cl("_step", "_step corpus|generated|property --variant NAME ...",
                  "Internal: one certification step of a plugin kernel, run by certify in a child process.");
   std::vector<std::string> kind;
-  std::string name, corpus, op_name;
+  std::string name, corpus, op_name, property;
   std::int64_t cases = 0;
   std::uint64_t seed = 0;
   bool stop_first = false;
-  cl.positionals(&kind, "corpus|generated", 1, 1);
+  cl.positionals(&kind, "corpus|generated|property", 1, 1);
+  cl.option("--property", &property, "ID", "the property (P1 ...) of an in-process kernel");
   cl.option("--variant", &name, "NAME", "the variant");
   cl.option("--corpus", &corpus, "DIR", "corpus directory");
   cl.option("--op", &op_name, "OP", "op of the generated cases");
@@ -254,6 +357,14 @@ int run_step(const Args& args) {
                 static_cast<long long>(r.passed), static_cast<long long>(r.failed), static_cast<long long>(r.skipped),
                 r.seconds);
     print_profile(r.profile);
+  } else if (kind[0] == "property") {
+    const PropertyResult r = run_property_here(*v, property, cases, before);
+    check_device();
+    std::printf("property\t%s\t%d\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%.6f\t%s\t%s\t%s\t%s\n", field(r.name).c_str(),
+                static_cast<int>(r.verdict), static_cast<long long>(r.cases_asked), static_cast<long long>(r.cases_checked),
+                static_cast<long long>(r.cases_rejected), static_cast<long long>(r.cases_not_applicable),
+                static_cast<long long>(r.failed_after), static_cast<long long>(r.assertions_passed), r.seconds,
+                field(r.message).c_str(), field(r.counterexample).c_str(), field(r.tags).c_str(), field(r.executable).c_str());
   } else {
     return cl.usage_exit("unknown step '" + kind[0] + "'");
   }

@@ -31,8 +31,34 @@ def _options(ns):
                 rstd=not ns.no_rstd, same_type_weights=ns.same_type_weights)
 
 
+def _option_args(ns):
+    """The kernel options again, as arguments (for the launcher of child processes)."""
+    args = ["--array", ns.array, "--device", ns.device, "--dtypes", ns.dtypes]
+    return args + ["--no-rstd"] * ns.no_rstd + ["--same-type-weights"] * ns.same_type_weights
+
+
+def _child(argv):
+    """_cli TARGET [kernel options] -- ARGS: a process the certification starts for one step of
+    the target's kernels (the launcher named in RMSNORM_CERT_LAUNCHER): registers them again
+    and runs rmsnorm-cert's ARGS here."""
+    from . import bridge
+    if "--" not in argv:
+        print("rmsnorm_cert _cli: TARGET [options] -- ARGS", file=sys.stderr)
+        return 2
+    cut = argv.index("--")
+    parser = argparse.ArgumentParser(prog="python -m rmsnorm_cert _cli")
+    parser.add_argument("target")
+    _kernel_options(parser)
+    ns = parser.parse_args(argv[:cut])
+    library, kernels = bridge.load_target(ns.target, **_options(ns))
+    bridge.register(library, kernels, f"python -m rmsnorm_cert repro {ns.target}")
+    return bridge.run_command(argv[cut + 1:])
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["_cli"]:
+        return _child(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m rmsnorm_cert", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -85,6 +111,9 @@ def main(argv=None):
     try:
         library, kernels = bridge.load_target(args.target, **_options(args))
         bridge.register(library, kernels, f"python -m rmsnorm_cert repro {args.target}")
+        # Every certification step runs in a child process of its own, which registers the
+        # kernels again: a kernel that crashes fails its step, not the run.
+        bridge.set_launcher(["_cli", args.target] + _option_args(args) + ["--"])
     except Exception as e:  # a target that cannot be loaded is bad input, not a crash
         print(f"rmsnorm_cert {args.command}: {args.target}: {type(e).__name__}: {e}", file=sys.stderr)
         return 2

@@ -538,6 +538,14 @@ def register(library: str, kernels: Sequence[Kernel], origin: str):
     _state["tables"].append(table)
 
 
+def set_launcher(cli_args: Sequence[str]):
+    """Names the command that starts a process hosting these kernels again (python -m
+    rmsnorm_cert plus `cli_args`, to which the tool appends a step's arguments): certification
+    then runs each property, the corpus and each op's generated cases in a child process, so that
+    a kernel that crashes fails that step instead of ending the run (cli/isolated_step.h)."""
+    os.environ["RMSNORM_CERT_LAUNCHER"] = "\t".join([sys.executable, "-m", "rmsnorm_cert"] + list(cli_args))
+
+
 def run_command(argv: Sequence[str]) -> int:
     """rmsnorm-cert's command line in this process (argv without the program name)."""
     args = ["rmsnorm-cert"] + [str(a) for a in argv]
@@ -599,6 +607,8 @@ def certify(target, *, cases=100, property_cases=None, seed=None, out="certifica
     if isinstance(target, str):
         library, ks = load_target(target, **options)
         origin = origin or f"python -m rmsnorm_cert repro {target}"
+        if not options:
+            set_launcher(["_cli", target, "--"])
     else:
         library, ks = resolve(target, **options)
         if origin is None:

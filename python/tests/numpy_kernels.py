@@ -48,3 +48,14 @@ def forward_raises(x, weight, eps):
 
 RAISES = rc.Kernel(name="raises", forward=forward_raises, array="numpy", dtypes=("f32",), max_dim=4096,
                    description="raises on odd widths")
+
+
+def forward_segfaults(x, weight, eps):
+    if x.shape[1] % 2:
+        import ctypes
+        ctypes.string_at(0)  # reads address 0: the process dies of SIGSEGV
+    return forward(x, weight, eps)
+
+
+SEGFAULTS = rc.Kernel(name="segfaults", forward=forward_segfaults, array="numpy", dtypes=("f32",), max_dim=4096,
+                      description="dies of a segmentation fault on odd widths")

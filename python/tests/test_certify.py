@@ -66,6 +66,18 @@ print(text[-1500:])
 check(rc == 1 and "raised RuntimeError" in text, f"a kernel's exception fails its cases (exit {rc})")
 check(os.path.exists(f"{OUT}/raises/plugin.python.raises.json"), "and the certificate is written")
 
+# A kernel that kills its process fails the step it was in, "crashed on case <line>", and the run
+# goes on: every property, the corpus and each op's cases run in a child process of their own.
+rc, text = run(["certify", f"{KERNELS}:SEGFAULTS", "--cases", "10", "--out", f"{OUT}/segfaults"])
+print(text[-1500:])
+check(rc == 1 and "crashed on case" in text, f"a kernel that segfaults fails its steps (exit {rc})")
+with open(f"{OUT}/segfaults/plugin.python.segfaults.json") as f:
+    seg = json.load(f)
+crashed = [t for t in seg["properties"]["tests"] if t["verdict"] == "CRASH"]
+check(bool(crashed) and all(t["repro"].startswith("python -m rmsnorm_cert repro") for t in crashed),
+      f"the crashed properties name the case and its repro line ({len(crashed)} crashed)")
+check(any(t["verdict"] == "pass" for t in seg["properties"]["tests"]), "and the others still ran")
+
 # A target that cannot be loaded is bad input.
 rc, text = run(["certify", f"{KERNELS}:NOT_THERE"])
 check(rc == 2 and "NOT_THERE" in text, f"a missing attribute is refused with exit 2 ({text.strip()[:120]})")
