@@ -141,6 +141,18 @@ StepEnd run_step_child(const std::vector<std::string>& argv, Progress& progress,
         if (c == '\n') c = ' ';
       end.crash_reason += ": " + tail;
     }
+    // A Python host's child dumps its stack on a fatal signal (faulthandler): where it died.
+    const std::size_t fatal = child.err.find("Fatal Python error");
+    if (child.signal != 0 && fatal != std::string::npos) {
+      std::string stack = child.err.substr(fatal, 1200);
+      std::string squeezed;
+      for (char c : stack) {
+        if (c == '\n') c = ' ';
+        if (c == ' ' && !squeezed.empty() && squeezed.back() == ' ') continue;
+        squeezed += c;
+      }
+      end.crash_reason += ": " + squeezed;
+    }
   }
   return end;
 }

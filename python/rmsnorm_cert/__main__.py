@@ -41,7 +41,10 @@ def _child(argv):
     """_cli TARGET [kernel options] -- ARGS: a process the certification starts for one step of
     the target's kernels (the launcher named in RMSNORM_CERT_LAUNCHER): registers them again
     and runs rmsnorm-cert's ARGS here."""
+    import faulthandler
+
     from . import bridge
+    faulthandler.enable()  # a fatal signal prints this process's Python stack, which the crash report quotes
     if "--" not in argv:
         print("rmsnorm_cert _cli: TARGET [options] -- ARGS", file=sys.stderr)
         return 2

@@ -76,6 +76,7 @@ with open(f"{OUT}/segfaults/plugin.python.segfaults.json") as f:
 crashed = [t for t in seg["properties"]["tests"] if t["verdict"] == "CRASH"]
 check(bool(crashed) and all(t["repro"].startswith("python -m rmsnorm_cert repro") for t in crashed),
       f"the crashed properties name the case and its repro line ({len(crashed)} crashed)")
+check(all("forward_segfaults" in t["message"] for t in crashed), "and the Python stack where the process died")
 check(any(t["verdict"] == "pass" for t in seg["properties"]["tests"]), "and the others still ran")
 
 # A target that cannot be loaded is bad input.
