@@ -98,6 +98,37 @@ void print_profile(const oracle::Profile& p) {
   std::printf("profile\t%lld\t%lld\t%lld\t%a\t%a\t%lld\n", static_cast<long long>(p.elements),
               static_cast<long long>(p.correctly_rounded), static_cast<long long>(p.failures), p.max_ulp,
               p.max_err_over_bound, static_cast<long long>(p.fallbacks));
+  // The distributions, per output type that has elements: "hist <type> <ulp bins,...> <bound bins,...>".
+  for (int t = 0; t < oracle::Profile::kTypes; ++t) {
+    std::string ulp, bound;
+    std::int64_t any = 0;
+    for (int b = 0; b < oracle::Profile::kUlpBins; ++b) {
+      ulp += (b ? "," : "") + std::to_string(p.ulp_hist[t][b]);
+      any += p.ulp_hist[t][b];
+    }
+    for (int b = 0; b < oracle::Profile::kBoundBins; ++b) bound += (b ? "," : "") + std::to_string(p.bound_hist[t][b]);
+    if (any > 0) std::printf("hist\t%d\t%s\t%s\n", t, ulp.c_str(), bound.c_str());
+  }
+}
+
+// Comma-separated counts into `out` (n of them), false on a malformed list.
+bool read_counts(const std::string& text, std::int64_t* out, int n) {
+  std::istringstream in(text);
+  std::string item;
+  int k = 0;
+  while (std::getline(in, item, ',')) {
+    if (k >= n) return false;
+    out[k++] = std::atoll(item.c_str());
+  }
+  return k == n;
+}
+
+void read_hist(const std::vector<std::string>& f, oracle::Profile& p) {
+  if (f.size() != 4) return;
+  const int t = std::atoi(f[1].c_str());
+  if (t < 0 || t >= oracle::Profile::kTypes) return;
+  read_counts(f[2], p.ulp_hist[t], oracle::Profile::kUlpBins);
+  read_counts(f[3], p.bound_hist[t], oracle::Profile::kBoundBins);
 }
 
 bool read_profile(const std::vector<std::string>& f, oracle::Profile& p) {
@@ -260,6 +291,8 @@ CorpusRun isolated_corpus(const rmsnorm::Variant& variant, const std::string& di
       run.failures.push_back({unfield(f[1]), unfield(f[2]), unfield(f[3])});
     } else if (f[0] == "profile") {
       read_profile(f, run.profile);
+    } else if (f[0] == "hist") {
+      read_hist(f, run.profile);
     }
   }
   if (!end.complete) {
@@ -296,6 +329,8 @@ OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std
       r.unreachable = unfield(f[1]);
     } else if (f[0] == "profile") {
       read_profile(f, r.profile);
+    } else if (f[0] == "hist") {
+      read_hist(f, r.profile);
     }
   }
   if (!end.complete) {
