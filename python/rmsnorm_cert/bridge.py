@@ -596,6 +596,24 @@ def resolve(obj, **options):
     raise TypeError(f"{obj!r} is no adapter module, Kernel, list of Kernels or function")
 
 
+def _option_flags(options):
+    """A plain function's Kernel options as `python -m rmsnorm_cert` flags; None when some option
+    has no flag (then the steps cannot be started again elsewhere)."""
+    flags = []
+    for key, value in options.items():
+        if key in ("array", "device"):
+            flags += [f"--{key}", str(value)]
+        elif key == "dtypes":
+            flags += ["--dtypes", ",".join(value)]
+        elif key == "rstd":
+            flags += [] if value else ["--no-rstd"]
+        elif key == "same_type_weights":
+            flags += ["--same-type-weights"] if value else []
+        else:
+            return None
+    return flags
+
+
 def certify(target, *, cases=100, property_cases=None, seed=None, out="certificates", kernels="*", junit=None,
             html=False, corpus=None, origin=None, args=(), **options):
     """Certifies a Python kernel in this process; returns {"exit_code", "certificates"} where
@@ -611,10 +629,16 @@ def certify(target, *, cases=100, property_cases=None, seed=None, out="certifica
             set_launcher(["_cli", target, "--"])
     else:
         library, ks = resolve(target, **options)
+        # An object another process can import again (a module-level function, Kernel or list):
+        # its steps run in child processes too; anything else runs here, one case after another.
+        mod = getattr(target, "__module__", None) if callable(target) else None
+        qual = getattr(target, "__qualname__", None) if callable(target) else None
+        spec = f"{mod}:{qual}" if mod and qual and mod != "__main__" and "<" not in qual else None
         if origin is None:
-            mod, qual = getattr(target, "__module__", None), getattr(target, "__qualname__", None)
-            origin = (f"python -m rmsnorm_cert repro {mod}:{qual}" if mod and qual and "<" not in qual
-                      else "python -m rmsnorm_cert repro MODULE:FUNCTION")
+            origin = f"python -m rmsnorm_cert repro {spec or 'MODULE:FUNCTION'}"
+        flags = _option_flags(options)
+        if spec and flags is not None:
+            set_launcher(["_cli", spec] + flags + ["--"])
     register(library, ks, origin)
     argv = ["certify", f"plugin.{library}.{kernels}", "--cases", cases, "--out", out]
     if property_cases is not None:
