@@ -288,6 +288,14 @@ std::string repro_command(const harness::Case& c) {
   return "rmsnorm-cert repro " + plugin + "--line '" + quoted + "'";
 }
 
+std::string repro_command(const std::string& line) {
+  if (line.empty()) return "";
+  harness::Case c;
+  std::string error;
+  if (!harness::parse_case(line, c, error)) return "rmsnorm-cert repro --line '" + line + "'";
+  return repro_command(c);
+}
+
 namespace {
 
 struct Summary {

@@ -53,6 +53,9 @@ bool collect_case_files(const std::vector<std::string>& paths, std::vector<std::
 
 // The command that replays a case line: rmsnorm-cert repro --line '<one_line>'.
 std::string repro_command(const harness::Case& c);
+// repro_command of a case's one-line form (a counterexample, the case a crashed step was on);
+// "" for an empty line, the bare `rmsnorm-cert repro --line` for one that does not parse.
+std::string repro_command(const std::string& line);
 
 // Human-readable details of a run: inputs summary, outputs, failing elements with accept ranges.
 std::string describe_run(const harness::Case& c, const CaseRun& run, std::size_t max_elements = 16);

@@ -91,6 +91,45 @@ void Progress::done() {
 }
 
 // ---------------------------------------------------------------------------------------------
+std::vector<PropertyResult> run_property_pool(std::size_t count, const std::vector<std::size_t>& order, int jobs,
+                                              Progress& progress, bool stop_at_first_failure,
+                                              const std::function<PropertyResult(std::size_t)>& run) {
+  std::vector<PropertyResult> results(count);
+  std::vector<char> ran(count, 0);
+  progress.phase();
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::size_t finished = 0;
+  auto worker = [&] {
+    for (;;) {
+      const std::size_t k = next.fetch_add(1);
+      if (k >= count || stop.load()) return;
+      const std::size_t i = order.empty() ? k : order[k];
+      PropertyResult r = run(i);
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished;
+      const bool bad = r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable;
+      progress.step("properties (last: " + r.id + " " + to_string(r.verdict) + ", " + fmt("%.1f", r.seconds) + " s)", finished,
+                    count);
+      if (bad) progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
+      if (bad && stop_at_first_failure) stop = true;
+      results[i] = std::move(r);
+      ran[i] = 1;
+    }
+  };
+  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(count)));
+  std::vector<std::thread> threads;
+  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  // Tests never started (stopped early) are dropped rather than reported as missing.
+  std::vector<PropertyResult> out;
+  for (std::size_t i = 0; i < count; ++i)
+    if (ran[i]) out.push_back(std::move(results[i]));
+  return out;
+}
+
 SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
                    Progress& progress, bool stop_at_first_failure) {
   SuiteRun run;
@@ -106,37 +145,9 @@ SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs
   std::vector<std::size_t> order(tasks.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return property_id(*tasks[i].name) == "P18"; });
-  run.results.resize(tasks.size());
-  progress.phase();
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> stop{false};
-  std::mutex mu;
-  std::size_t finished = 0;
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= tasks.size() || stop.load()) return;
-      const std::size_t i = order[k];
-      PropertyResult r = run_property_test(*tasks[i].exe, *tasks[i].name, variant.name, cases, timeout_seconds);
-      std::lock_guard<std::mutex> lock(mu);
-      ++finished;
-      const bool bad = r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable;
-      progress.step("properties (last: " + r.id + " " + to_string(r.verdict) + ", " + fmt("%.1f", r.seconds) + " s)", finished,
-                    tasks.size());
-      if (bad) progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
-      if (bad && stop_at_first_failure) stop = true;
-      run.results[i] = std::move(r);
-    }
-  };
-  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(tasks.size())));
-  std::vector<std::thread> threads;
-  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-  // Tests never started (stopped early) are dropped rather than reported as missing.
-  run.results.erase(std::remove_if(run.results.begin(), run.results.end(),
-                                   [](const PropertyResult& r) { return r.name.empty(); }),
-                    run.results.end());
+  run.results = run_property_pool(tasks.size(), order, jobs, progress, stop_at_first_failure, [&](std::size_t i) {
+    return run_property_test(*tasks[i].exe, *tasks[i].name, variant.name, cases, timeout_seconds);
+  });
   return run;
 }
 
@@ -586,16 +597,6 @@ std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
   return out;
 }
 
-// The command that replays a property's counterexample (repro_command: a plugin's or an
-// in-process kernel's own), "" without one.
-std::string counterexample_repro(const std::string& line) {
-  if (line.empty()) return "";
-  harness::Case c;
-  std::string error;
-  if (!harness::parse_case(line, c, error)) return "rmsnorm-cert repro --line '" + line + "'";
-  return repro_command(c);
-}
-
 std::string certificate_markdown(const Certificate& c) {
   std::ostringstream o;
   const bool ok = c.passed();
@@ -627,7 +628,7 @@ std::string certificate_markdown(const Certificate& c) {
       o << "| " << r.id << " | " << md_escape(r.name) << " | "
         << cases_cell(r) << " | " << r.assertions_passed << " passed, "
         << r.assertions_failed << " failed | " << (r.verdict == PropertyVerdict::pass ? "pass" : std::string("**") + to_string(r.verdict) + "**")
-        << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + counterexample_repro(r.counterexample) + "`") << " |\n";
+        << " | " << fmt("%.1f", r.seconds) << " | " << md_escape(r.counterexample.empty() ? r.message : r.message + " — `" + repro_command(r.counterexample) + "`") << " |\n";
     o << "\nCases: checked (the suite's count; declined and not-applicable draws excluded) of asked, and the share. "
          "Every draw is aimed inside what the variant declares (D range, layout, types, conventions, FP8 modes), so "
          "a property that applies must check at least "
@@ -726,7 +727,7 @@ std::string certificate_json(const Certificate& c) {
         .value("seconds", r.seconds)
         .value("message", r.message)
         .value("counterexample", r.counterexample)
-        .value("repro", counterexample_repro(r.counterexample));
+        .value("repro", repro_command(r.counterexample));
     if (r.failed_after >= 0) j.value("failed_after_cases", r.failed_after);
     j.end_object();
   }

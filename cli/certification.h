@@ -46,6 +46,12 @@ struct SuiteRun {
   std::vector<std::string> problems;  // executables missing or unlistable
   bool ran_anything() const { return !results.empty(); }
 };
+// `count` property runs, `jobs` at a time, task order[k] started k-th (empty: in turn), `run(i)`
+// giving task i's result; the suite's progress lines; with stop_at_first_failure nothing more
+// starts after a failure. The results in task order, those never started left out.
+std::vector<PropertyResult> run_property_pool(std::size_t count, const std::vector<std::size_t>& order, int jobs,
+                                              Progress& progress, bool stop_at_first_failure,
+                                              const std::function<PropertyResult(std::size_t)>& run);
 // Every property test (list_property_tests) against `variant`, `jobs` children at a time.
 SuiteRun run_suite(const rmsnorm::Variant& variant, std::int64_t cases, int jobs, double timeout_seconds,
                    Progress& progress, bool stop_at_first_failure = false);

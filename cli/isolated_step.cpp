@@ -3,11 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdio>
-#include <mutex>
-#include <thread>
 #include <cstdlib>
 #include <sstream>
 #include <vector>
@@ -193,14 +190,6 @@ std::string crash_text(const StepEnd& end) {
          end.crash_reason + ")";
 }
 
-std::string repro_of(const std::string& line, const rmsnorm::Variant& v) {
-  harness::Case c;
-  std::string error;
-  if (line.empty() || !harness::parse_case(line, c, error)) return "";
-  c.variant = v.name;
-  return repro_command(c);
-}
-
 }  // namespace
 
 bool can_isolate(const rmsnorm::Variant& variant) {
@@ -211,61 +200,39 @@ SuiteRun isolated_suite(const rmsnorm::Variant& variant, std::int64_t cases, int
   SuiteRun run;
   const std::vector<std::string> ids = in_process_properties(variant);
   if (ids.empty()) run.problems.push_back("this build has no property checks (properties/), which an in-process kernel needs");
-  run.results.resize(ids.size());
-  progress.phase();
-  std::atomic<std::size_t> next{0};
-  std::mutex mu;
-  std::size_t finished = 0;
-  auto worker = [&] {
-    for (;;) {
-      const std::size_t k = next.fetch_add(1);
-      if (k >= ids.size()) return;
-      std::vector<std::string> argv = step_command(variant);
-      for (const char* a : {"property", "--variant"}) argv.push_back(a);
-      argv.push_back(variant.name);
-      argv.push_back("--property");
-      argv.push_back(ids[k]);
-      argv.push_back("--cases");
-      argv.push_back(std::to_string(cases));
-      Progress quiet("", /*quiet=*/true);
-      const StepEnd end = run_step_child(argv, quiet, ids[k]);
-      PropertyResult r;
-      r.id = ids[k];
-      r.executable = "a child process of the kernel's host";
-      r.cases_requested = cases;
-      for (const auto& f : end.records)
-        if (f[0] == "property" && f.size() == 14) {
-          r.name = unfield(f[1]);
-          r.verdict = static_cast<PropertyVerdict>(std::atoi(f[2].c_str()));
-          r.cases_asked = std::atoll(f[3].c_str());
-          r.cases_checked = std::atoll(f[4].c_str());
-          r.cases_rejected = std::atoll(f[5].c_str());
-          r.cases_not_applicable = std::atoll(f[6].c_str());
-          r.failed_after = std::atoll(f[7].c_str());
-          r.assertions_passed = std::atoll(f[8].c_str());
-          r.seconds = std::strtod(f[9].c_str(), nullptr);
-          r.message = unfield(f[10]);
-          r.counterexample = unfield(f[11]);
-          r.tags = unfield(f[12]);
-        }
-      if (!end.complete) {
-        r.verdict = PropertyVerdict::crashed;
-        r.message = crash_text(end);
-        r.counterexample = end.last_case;
+  run.results = run_property_pool(ids.size(), {}, jobs, progress, false, [&](std::size_t k) {
+    std::vector<std::string> argv = step_command(variant);
+    for (const std::string& a : {std::string("property"), std::string("--variant"), variant.name, std::string("--property"),
+                                 ids[k], std::string("--cases"), std::to_string(cases)})
+      argv.push_back(a);
+    Progress quiet("", /*quiet=*/true);
+    const StepEnd end = run_step_child(argv, quiet, ids[k]);
+    PropertyResult r;
+    r.id = r.name = ids[k];
+    r.executable = "a child process of the kernel's host";
+    r.cases_requested = cases;
+    for (const auto& f : end.records)
+      if (f[0] == "property" && f.size() == 14) {
+        r.name = unfield(f[1]);
+        r.verdict = static_cast<PropertyVerdict>(std::atoi(f[2].c_str()));
+        r.cases_asked = std::atoll(f[3].c_str());
+        r.cases_checked = std::atoll(f[4].c_str());
+        r.cases_rejected = std::atoll(f[5].c_str());
+        r.cases_not_applicable = std::atoll(f[6].c_str());
+        r.failed_after = std::atoll(f[7].c_str());
+        r.assertions_passed = std::atoll(f[8].c_str());
+        r.seconds = std::strtod(f[9].c_str(), nullptr);
+        r.message = unfield(f[10]);
+        r.counterexample = unfield(f[11]);
+        r.tags = unfield(f[12]);
       }
-      std::lock_guard<std::mutex> lock(mu);
-      ++finished;
-      progress.step("properties (last: " + r.id + " " + to_string(r.verdict) + ")", finished, ids.size());
-      if (r.verdict != PropertyVerdict::pass && r.verdict != PropertyVerdict::not_applicable)
-        progress.note(r.id + " " + to_string(r.verdict) + ": " + r.message);
-      run.results[k] = std::move(r);
+    if (!end.complete) {
+      r.verdict = PropertyVerdict::crashed;
+      r.message = crash_text(end);
+      r.counterexample = end.last_case;
     }
-  };
-  const int n = std::max(1, std::min<int>(jobs, static_cast<int>(ids.size())));
-  std::vector<std::thread> threads;
-  for (int k = 1; k < n; ++k) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+    return r;
+  });
   return run;
 }
 
@@ -297,7 +264,7 @@ CorpusRun isolated_corpus(const rmsnorm::Variant& variant, const std::string& di
   }
   if (!end.complete) {
     ++run.failed;
-    run.failures.push_back({dir, crash_text(end), repro_of(end.last_case, variant)});
+    run.failures.push_back({dir, crash_text(end), repro_command(end.last_case)});
   }
   return run;
 }
@@ -336,7 +303,7 @@ OpRun isolated_generated_op(const rmsnorm::Variant& variant, rmsnorm::Op op, std
   if (!end.complete) {
     ++r.failed;
     r.cases = std::max<std::int64_t>(r.cases, r.failed);
-    const std::string repro = repro_of(end.last_case, variant);
+    const std::string repro = repro_command(end.last_case);
     r.failures.push_back(crash_text(end) + (repro.empty() ? "" : "\n    " + repro));
   }
   return r;

@@ -23,7 +23,9 @@ std::int32_t launch(const Args& a, std::int32_t memory, Pick pick, Run run, char
                     char* message, std::size_t message_size) {
   try {
     if (memory == RMSNORM_MEMORY_DEVICE) {
-      if (const Status s = rmsnorm::device_status(); !s.ok()) {
+      // Asked once per process: every op of a model comes through here.
+      static const Status device = rmsnorm::device_status();
+      if (const Status& s = device; !s.ok()) {
         write(message, message_size, s.reason);
         return static_cast<std::int32_t>(s.code);
       }
