@@ -1,0 +1,21 @@
+# A shared library of ours exports its C entry points and nothing else (LIB, PREFIX: the names'
+# common prefix): no C++ symbol, whether ours or one taken from a static archive (a statically
+# linked C++ runtime included), that a host process could bind to, or bind ours to its own.
+execute_process(COMMAND ${NM} -D --defined-only ${LIB} OUTPUT_VARIABLE syms RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "nm -D failed on ${LIB}")
+endif()
+string(REGEX MATCHALL "[^\n]* [TDBRVWiu] [^\n]*" defined "${syms}")
+set(ours 0)
+foreach(line IN LISTS defined)
+  string(REGEX REPLACE ".* [TDBRVWiu] " "" name "${line}")
+  if(name MATCHES "^${PREFIX}")
+    math(EXPR ours "${ours} + 1")
+  else()
+    message(FATAL_ERROR "${LIB} exports ${name}, which is not one of its ${PREFIX}* entry points")
+  endif()
+endforeach()
+if(ours EQUAL 0)
+  message(FATAL_ERROR "${LIB} exports no ${PREFIX}* entry point: the check reads nothing")
+endif()
+message(STATUS "${LIB}: ${ours} ${PREFIX}* entry points, nothing else exported")
