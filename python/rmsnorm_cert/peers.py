@@ -5,12 +5,15 @@
 --update FILE replaces what follows the line MARKER in FILE (the hand-written findings above it
 stay) with the table of these certificates.
 
-One row per certified kernel and op: the certificate's verdict, the op's generated cases passed,
+One row per certified kernel and op: the op's verdict (FAIL when one of its generated cases, or a
+failed property or corpus case whose case line names the op, failed; the certificate's own verdict,
+over every op, is in the first table), the op's generated cases passed,
 the share of elements correctly rounded and the largest err/bound; then every failure found,
 each with its one-line repro, grouped by kernel.
 """
 import json
 import os
+import re
 
 from .report import ReportError, load_certificates
 
@@ -39,23 +42,55 @@ def _repro_of(cert, line):
     return f"rmsnorm-cert repro --line '{line}'"
 
 
+def _portable(repro):
+    """A repro line as a reader of the page types it: a path inside a build tree is shown relative to
+    its source tree (build/...), not as it lay on the machine that wrote the certificate."""
+    return re.sub(r"'/[^']*?/(build/[^']*)'", r"'\1'", repro)
+
+
+def _op_of(line):
+    """The op a case line names (op=...), or None."""
+    for field in str(line).split(";"):
+        if field.startswith("op="):
+            return field[3:]
+    return None
+
+
+def _failed_ops(cert):
+    """The ops a certificate's failures name; "*" when some failure names none."""
+    ops = set()
+    for t in cert.get("properties", {}).get("tests", []):
+        if t.get("verdict") not in ("pass", "n/a"):
+            ops.add(_op_of(t.get("counterexample", "")) or "*")
+    for f in cert.get("corpus", {}).get("failures", []):
+        repro = f.get("repro", "")
+        ops.add(_op_of(repro[repro.find("--line"):]) if "--line" in repro else "*")
+    for op in cert.get("generated", {}).get("ops", []):
+        if op.get("failed", 0) or op.get("passed", 0) < op.get("cases", 0) - op.get("skipped", 0):
+            ops.add(op["op"])
+    return ops
+
+
 def table(directories):
     certs = []
     for d in directories:
         certs += [(d, c) for c in load_certificates(d)]
-    prov = ["| kernel | where | commit | date | cases per op / property |", "| --- | --- | --- | --- | --- |"]
+    prov = ["| kernel | certificate | where | commit | date | cases per op / property |",
+            "| --- | --- | --- | --- | --- | --- |"]
     for _, c in certs:
         dev = c.get("device", {})
         where = dev.get("name") if dev.get("available") else "CPU (no CUDA device)"
-        prov.append(f"| `{c['variant']}` | {where} | `{c.get('commit', '?')[:12]}`"
+        prov.append(f"| `{c['variant']}` | {c.get('verdict', '?').upper()} | {where} | `{c.get('commit', '?')[:12]}`"
                     f"{' (with local changes)' if c.get('commit_dirty') else ''} | {c.get('date', '?')} | "
                     f"{c.get('cases_per_op', '?')} / {c.get('cases_per_property', '?')} |")
     rows = ["| kernel | op | verdict | generated cases passed | correctly rounded | max err/bound |",
             "| --- | --- | --- | --- | --- | --- |"]
     details = []
     for d, c in certs:
-        name, verdict = c["variant"], c.get("verdict", "?").upper()
+        name = c["variant"]
+        failed = _failed_ops(c)
         for op in c.get("generated", {}).get("ops", []):
+            verdict = "FAIL" if (op["op"] in failed or "*" in failed) else "PASS"
             p = op.get("profile", {})
             pct = p.get("percent_correctly_rounded")
             rows.append(f"| `{name}` | {op['op']} | {verdict} | {op.get('passed', 0)}/{op.get('cases', 0)} | "
@@ -76,6 +111,7 @@ def table(directories):
         if found:
             details.append(f"\n### `{name}` ({len(found)} failures)\n")
             for what, repro in found[:MAX_FAILURES]:
+                repro = _portable(repro)
                 if len(repro) > MAX_LINE:
                     repro = f"(its repro line, {len(repro)} characters, is in the certificate {name}.md)"
                     details.append(f"- {what}\n  {repro}")

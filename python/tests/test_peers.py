@@ -24,10 +24,10 @@ CERT = {
         {"id": "P1", "verdict": "pass", "message": "", "counterexample": "", "repro": ""},
         {"id": "P5", "verdict": "FAIL", "message": "P5: outside acceptance: y[0,0]",
          "counterexample": "op=forward;dim=2", "repro": "python -m rmsnorm_cert repro demo.py --line 'op=forward;dim=2'"},
-        {"id": "P11", "verdict": "FAIL", "message": "P11: differs", "counterexample": "x" * 5000,
-         "repro": "python -m rmsnorm_cert repro demo.py --line '" + "x" * 5000 + "'"},
+        {"id": "P11", "verdict": "FAIL", "message": "P11: differs", "counterexample": "op=forward;" + "x" * 5000,
+         "repro": "python -m rmsnorm_cert repro demo.py --line 'op=forward;" + "x" * 5000 + "'"},
     ]},
-    "corpus": {"failures": [{"file": "/c/seed/a.case", "reason": "y[1,0]: got 1", "repro": "rmsnorm-cert repro --line 'a'"}]},
+    "corpus": {"failures": [{"file": "/c/seed/a.case", "reason": "y[1,0]: got 1", "repro": "rmsnorm-cert repro --plugin '/home/u/src/proj/build/gpu/libk.so' --line 'op=forward;a'"}]},
     "generated": {"ops": [
         {"op": "forward", "cases": 100, "passed": 97, "failures": ["y[0,0]: off\n    rmsnorm-cert repro --line 'g'"],
          "profile": {"percent_correctly_rounded": 99.5, "max_err_over_bound": None}},
@@ -52,11 +52,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(text.startswith("# Hand-written findings\n\n" + marker), "what precedes the marker is kept")
     check("old table" not in text, "what follows it is replaced")
     check("| `plugin.demo.kernel` | forward | FAIL | 97/100 | 99.500 % | inf |" in text, "the forward row")
-    check("| `plugin.demo.kernel` | backward | FAIL | 100/100 | 97.250 % | 0.5 |" in text, "the backward row")
-    check("| `plugin.demo.kernel` | NVIDIA H200 | `0123456789ab` |" in text, "where and at which commit")
+    check("| `plugin.demo.kernel` | backward | PASS | 100/100 | 97.250 % | 0.5 |" in text,
+          "the backward row: no failure names it, so it passes (the certificate fails as a whole)")
+    check("| `plugin.demo.kernel` | FAIL | NVIDIA H200 | `0123456789ab` |" in text, "the certificate's verdict, where, which commit")
     check("`python -m rmsnorm_cert repro demo.py --line 'op=forward;dim=2'`" in text, "a property failure with its repro")
-    check("`rmsnorm-cert repro --line 'a'`" in text and "`rmsnorm-cert repro --line 'g'`" in text,
-          "corpus and generated failures with theirs")
+    check("`rmsnorm-cert repro --plugin 'build/gpu/libk.so' --line 'op=forward;a'`" in text
+          and "`rmsnorm-cert repro --line 'g'`" in text,
+          "corpus and generated failures with theirs (a build tree's path relative to its source tree)")
     check("x" * 3000 not in text and "is in the certificate plugin.demo.kernel.md" in text,
           "a repro line too long to print is pointed at")
     r = subprocess.run([sys.executable, "-m", "rmsnorm_cert", "peers", os.path.join(tmp, "none")],
