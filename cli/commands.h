@@ -18,6 +18,7 @@ int run_mutants(const Args& args);
 int run_bench(const Args& args);
 int run_examples(const Args& args);
 int run_lab(const Args& args);
+int run_time(const Args& args);
 
 // The whole command line: argv[1] names the command (argv[0] is the program). entry.cpp.
 int run_command_line(int argc, const char* const* argv);

@@ -358,97 +358,166 @@ std::string Outcome::summary() const {
   return "ok";
 }
 
+namespace {
+
+// A forward case laid out in its own buffers and uploaded, ready to launch: the regions, the
+// arguments pointing into them, and the images of the inputs the variant must leave unchanged.
+struct ForwardSetup {
+  std::unique_ptr<Region> x, o, y, g, rstd, scale;
+  Region* yreg = nullptr;
+  std::vector<Region*> all;
+  std::vector<unsigned char> g_before, o_before, x_before, s_before;
+  rmsnorm::ForwardArgs a;
+};
+
+Status prepare_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L, ForwardSetup& s) {
+  const std::int64_t R = c.rows, D = c.dim;
+  const bool add = !c.o.empty();
+  const bool quant = c.quant != rmsnorm::Quant::none;
+  const Memory where = v.memory;
+
+  s.x = std::make_unique<Region>("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
+  fill(*s.x, c.x, R, D);
+  if (add) {
+    s.o = std::make_unique<Region>("o", where, R, D, D + L.o_pad, c.x_type, L.o_offset);
+    fill(*s.o, c.o, R, D);
+  }
+  // In place: y is the input buffer itself (x, or o under fused add), never a copy.
+  if (L.in_place && !quant) {
+    s.yreg = add ? s.o.get() : s.x.get();
+  } else {
+    s.y = std::make_unique<Region>("y", where, R, D, D + L.y_pad, c.y_type, L.y_offset);
+    s.yreg = s.y.get();
+  }
+  if (c.convention != rmsnorm::Convention::no_weight) {
+    s.g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
+    fill(*s.g, c.g, 1, D);
+  }
+  s.rstd = std::make_unique<Region>("rstd", where, 1, R, R, DType::f32, 0);
+  if (quant) {
+    const std::int64_t n = c.quant == rmsnorm::Quant::static_scale ? 1
+                           : c.quant == rmsnorm::Quant::dynamic_token ? R
+                                                                      : R * rmsnorm::quant_groups(D);
+    s.scale = std::make_unique<Region>("scale", where, 1, n, n, DType::f32, 0);
+    if (c.quant == rmsnorm::Quant::static_scale) s.scale->set(0, 0, c.static_scale);
+  }
+
+  s.all = {s.x.get(), s.o.get(), s.y.get(), s.g.get(), s.rstd.get(), s.scale.get()};
+  const Status up = for_each_region(s.all, &Region::upload);
+  if (!up.ok()) return up;
+  if (s.g) s.g_before = s.g->snapshot();
+  if (s.o && s.yreg != s.o.get()) s.o_before = s.o->snapshot();
+  if (!add && s.yreg != s.x.get()) s.x_before = s.x->snapshot();
+  if (s.scale && c.quant == rmsnorm::Quant::static_scale) s.s_before = s.scale->snapshot();
+
+  rmsnorm::ForwardArgs& a = s.a;
+  a.rows = R;
+  a.dim = D;
+  a.x = {s.x->target(), c.x_type, D + L.x_pad};
+  if (add) a.o = {s.o->target(), c.x_type, D + L.o_pad};
+  const std::int64_t y_stride = s.yreg == s.x.get() ? D + L.x_pad
+                                : (add && s.yreg == s.o.get()) ? D + L.o_pad
+                                                              : D + L.y_pad;
+  a.y = {s.yreg->target(), c.y_type, y_stride};
+  a.g = s.g ? s.g->target() : nullptr;
+  a.g_type = c.g_type;
+  a.rstd = static_cast<float*>(s.rstd->target());
+  a.eps = c.eps;
+  a.convention = c.convention;
+  a.quant = c.quant;
+  a.scale = s.scale ? static_cast<float*>(s.scale->target()) : nullptr;
+  return Status::success();
+}
+
+// After the launch and the download: the guard bands, the unchanged inputs, the dense outputs.
+void collect_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, ForwardSetup& s, RawForward& out) {
+  const std::int64_t R = c.rows, D = c.dim;
+  const bool add = !c.o.empty();
+  const bool quant = c.quant != rmsnorm::Quant::none;
+  out.guard_violation = first_nonempty(
+      {s.x->check_poison(), s.o ? s.o->check_poison() : "", s.y ? s.y->check_poison() : "",
+       s.g ? s.g->check_poison() : "", s.rstd->check_poison(), s.scale ? s.scale->check_poison() : "",
+       s.g ? s.g->check_unchanged(s.g_before) : "", s.o_before.empty() ? "" : s.o->check_unchanged(s.o_before),
+       s.x_before.empty() ? "" : s.x->check_unchanged(s.x_before),
+       s.s_before.empty() ? "" : s.scale->check_unchanged(s.s_before)});
+
+  oracle::ForwardResult& res = out.result;
+  res.y = dense_bits(*s.yreg, R, D);
+  // A variant that keeps no r (Variant::writes_rstd) is judged without it: an empty rstd is
+  // skipped by the judge and by every property comparing two runs.
+  if (v.writes_rstd) {
+    res.rstd.resize(static_cast<std::size_t>(R));
+    for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = s.rstd->value(0, r);
+  }
+  if (add) res.h = dense_bits(*s.x, R, D);
+  if (quant && c.quant != rmsnorm::Quant::static_scale) {
+    const std::int64_t n = c.quant == rmsnorm::Quant::dynamic_token ? R : R * rmsnorm::quant_groups(D);
+    res.scale.resize(static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) res.scale[static_cast<std::size_t>(i)] = s.scale->value(0, i);
+  }
+}
+
+}  // namespace
+
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L) {
   PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
   ++g_executions;
   RawForward out;
   out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;
-  const std::int64_t R = c.rows, D = c.dim;
-  const bool add = !c.o.empty();
-  const bool quant = c.quant != rmsnorm::Quant::none;
-  const Memory where = v.memory;
-
-  Region x("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
-  fill(x, c.x, R, D);
-  std::unique_ptr<Region> o, y, g, rstd, scale;
-  if (add) {
-    o = std::make_unique<Region>("o", where, R, D, D + L.o_pad, c.x_type, L.o_offset);
-    fill(*o, c.o, R, D);
-  }
-  // In place: y is the input buffer itself (x, or o under fused add), never a copy.
-  Region* yreg = nullptr;
-  if (L.in_place && !quant) {
-    yreg = add ? o.get() : &x;
-  } else {
-    y = std::make_unique<Region>("y", where, R, D, D + L.y_pad, c.y_type, L.y_offset);
-    yreg = y.get();
-  }
-  if (c.convention != rmsnorm::Convention::no_weight) {
-    g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
-    fill(*g, c.g, 1, D);
-  }
-  rstd = std::make_unique<Region>("rstd", where, 1, R, R, DType::f32, 0);
-  if (quant) {
-    const std::int64_t n = c.quant == rmsnorm::Quant::static_scale ? 1
-                           : c.quant == rmsnorm::Quant::dynamic_token ? R
-                                                                      : R * rmsnorm::quant_groups(D);
-    scale = std::make_unique<Region>("scale", where, 1, n, n, DType::f32, 0);
-    if (c.quant == rmsnorm::Quant::static_scale) scale->set(0, 0, c.static_scale);
-  }
-
-  std::vector<Region*> all = {&x, o.get(), y.get(), g.get(), rstd.get(), scale.get()};
-  out.status = for_each_region(all, &Region::upload);
-  if (!out.status.ok()) return out;
-  const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
-  const auto o_before = (o && yreg != o.get()) ? o->snapshot() : std::vector<unsigned char>();
-  const auto x_before = (!add && yreg != &x) ? x.snapshot() : std::vector<unsigned char>();
-  const auto s_before =
-      (scale && c.quant == rmsnorm::Quant::static_scale) ? scale->snapshot() : std::vector<unsigned char>();
-
-  rmsnorm::ForwardArgs a;
-  a.rows = R;
-  a.dim = D;
-  a.x = {x.target(), c.x_type, D + L.x_pad};
-  if (add) a.o = {o->target(), c.x_type, D + L.o_pad};
-  const std::int64_t y_stride = yreg == &x ? D + L.x_pad : (add && yreg == o.get()) ? D + L.o_pad : D + L.y_pad;
-  a.y = {yreg->target(), c.y_type, y_stride};
-  a.g = g ? g->target() : nullptr;
-  a.g_type = c.g_type;
-  a.rstd = static_cast<float*>(rstd->target());
-  a.eps = c.eps;
-  a.convention = c.convention;
-  a.quant = c.quant;
-  a.scale = scale ? static_cast<float*>(scale->target()) : nullptr;
-
   if (!v.run_forward) {
     out.status = Status::fail(Code::unsupported, v.name + " has no forward");
     return out;
   }
-  out.status = launch_and_download(v.run_forward, a, where, all);
+  ForwardSetup s;
+  out.status = prepare_forward(v, c, L, s);
   if (!out.status.ok()) return out;
-
-  out.guard_violation = first_nonempty(
-      {x.check_poison(), o ? o->check_poison() : "", y ? y->check_poison() : "", g ? g->check_poison() : "",
-       rstd->check_poison(), scale ? scale->check_poison() : "", g ? g->check_unchanged(g_before) : "",
-       o_before.empty() ? "" : o->check_unchanged(o_before), x_before.empty() ? "" : x.check_unchanged(x_before),
-       s_before.empty() ? "" : scale->check_unchanged(s_before)});
-
-  oracle::ForwardResult& res = out.result;
-  res.y = dense_bits(*yreg, R, D);
-  // A variant that keeps no r (Variant::writes_rstd) is judged without it: an empty rstd is
-  // skipped by the judge and by every property comparing two runs.
-  if (v.writes_rstd) {
-    res.rstd.resize(static_cast<std::size_t>(R));
-    for (std::int64_t r = 0; r < R; ++r) res.rstd[static_cast<std::size_t>(r)] = rstd->value(0, r);
-  }
-  if (add) res.h = dense_bits(x, R, D);
-  if (quant && c.quant != rmsnorm::Quant::static_scale) {
-    const std::int64_t n = c.quant == rmsnorm::Quant::dynamic_token ? R : R * rmsnorm::quant_groups(D);
-    res.scale.resize(static_cast<std::size_t>(n));
-    for (std::int64_t i = 0; i < n; ++i) res.scale[static_cast<std::size_t>(i)] = scale->value(0, i);
-  }
+  out.status = launch_and_download(v.run_forward, s.a, v.memory, s.all);
+  if (!out.status.ok()) return out;
+  collect_forward(v, c, s, out);
   return out;
+}
+
+TimedForward time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& L) {
+  PhaseClock clock(Phase::execute);
+  TimedForward t;
+  if (!v.run_forward) {
+    t.status = Status::fail(Code::unsupported, v.name + " has no forward");
+    return t;
+  }
+  std::vector<std::unique_ptr<ForwardSetup>> setups;
+  for (const oracle::ForwardCase& c : cases) {
+    ++g_executions;
+    t.status = launch_gate(v, c);
+    if (!t.status.ok()) return t;
+    setups.push_back(std::make_unique<ForwardSetup>());
+    t.status = prepare_forward(v, c, L, *setups.back());
+    if (!t.status.ok()) return t;
+  }
+  // The clock runs from an idle device to an idle device: whatever the launches leave running,
+  // on any stream, is inside it.
+  t.status = sync_device(v.memory);
+  if (!t.status.ok()) return t;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& s : setups) {
+    t.status = v.run_forward(s->a);
+    if (!t.status.ok()) return t;
+  }
+  t.status = sync_device(v.memory);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!t.status.ok()) return t;
+  t.seconds = std::chrono::duration<double>(t1 - t0).count();
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    RawForward raw;
+    raw.status = for_each_region(setups[i]->all, &Region::download);
+    if (raw.status.ok()) collect_forward(v, cases[i], *setups[i], raw);
+    Outcome o;
+    o.status = raw.status;
+    o.guard_violation = raw.guard_violation;
+    if (o.status.ok()) o.verdict = judge_forward(v, cases[i], raw.result);
+    t.outcomes.push_back(std::move(o));
+  }
+  return t;
 }
 
 Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout) {

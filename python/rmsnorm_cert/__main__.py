@@ -3,6 +3,7 @@
     python -m rmsnorm_cert certify TARGET [--kernels GLOB] [rmsnorm-cert certify options]
     python -m rmsnorm_cert repro TARGET --line '...'
     python -m rmsnorm_cert replay TARGET [--kernels GLOB] FILE_OR_DIR...
+    python -m rmsnorm_cert time TARGET [--kernels GLOB] [--rows R --dim D --type T --calls N]
     python -m rmsnorm_cert report DIR [--out DIR]
     python -m rmsnorm_cert peers DIR... [--out FILE | --update docs/peers.md]
     python -m rmsnorm_cert plots BENCH.csv [PEERS.csv ...] --out DIR
@@ -77,7 +78,8 @@ def main(argv=None):
     peers.add_argument("--update", help="replace the generated part of this file (docs/peers.md)")
     for name, what in (("certify", "certify the target's kernels (options after TARGET go to rmsnorm-cert certify)"),
                        ("repro", "rerun a failure line against the target (rmsnorm-cert repro options)"),
-                       ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)")):
+                       ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)"),
+                       ("time", "time the target's forward on N cases, every one of them judged (rmsnorm-cert time options)")):
         p = sub.add_parser(name, help=what)
         p.add_argument("target")
         if name != "repro":
@@ -124,6 +126,8 @@ def main(argv=None):
         return bridge.run_command(["certify", f"plugin.{library}.{args.kernels}"] + rest)
     if args.command == "repro":
         return bridge.run_command(["repro"] + rest)
+    if args.command == "time":
+        return bridge.run_command(["time", f"plugin.{library}.{args.kernels}"] + rest)
     return bridge.run_command(["replay", "--variant", f"plugin.{library}.{args.kernels}"] + rest)
 
 

@@ -224,6 +224,9 @@ class _NumpyIO:
     def run(self, stream, fn):
         return fn()
 
+    def finish(self):
+        pass
+
 
 class _TorchIO:
     """Memory as torch tensors, without a copy: device memory through __cuda_array_interface__,
@@ -286,10 +289,14 @@ class _TorchIO:
             return fn()
         s = torch.cuda.ExternalStream(stream) if stream else torch.cuda.default_stream()
         with torch.cuda.stream(s):
-            out = fn()
-        # Outputs were copied on that stream; errors of this case surface here, in this case.
-        torch.cuda.synchronize()
-        return out
+            return fn()
+
+    def finish(self):
+        # Outputs were copied on the kernel's stream, in its order: results that a kernel leaves
+        # to work on another stream are read unfinished (a consumer on its stream would read the
+        # same). Then the whole device is waited for, so that an error of this case surfaces here.
+        if self.device == "cuda":
+            self.torch.cuda.synchronize()
 
 
 class _Failure(Exception):
@@ -323,7 +330,11 @@ class _Entry:
 
     def _guard(self, body, buf, size):
         try:
-            body()
+            try:
+                body()
+            finally:
+                if self.io is not None:
+                    self.io.finish()
             return STATUS_OK
         except Declined as e:
             _message(buf, size, f"{self.k.name} declined: {e}")

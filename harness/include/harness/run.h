@@ -65,6 +65,17 @@ struct RawBackward { rmsnorm::Status status; std::string guard_violation; oracle
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
 
+// Timing in which every timed launch is a checked one: each case laid out in its own buffers,
+// all launched back to back by the variant's own entry point (the one every check calls) between
+// two waits for the whole device, so that work a launch leaves on any stream is timed too; then
+// every case's outputs are read back and judged. seconds: host clock over the launches.
+struct TimedForward {
+  rmsnorm::Status status;
+  double seconds = 0;
+  std::vector<Outcome> outcomes;  // one per case, in order
+};
+TimedForward time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& layout);
+
 // Where the harness's time goes, summed over the process and its threads: a run's whole
 // execution (building the poisoned host images, checking them afterwards, and the three device
 // phases inside it), device memory (cudaMalloc, cudaFree), transfers (both directions), the

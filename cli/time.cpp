@@ -1,0 +1,111 @@
+// `time`: how long a variant takes, measured so that the number cannot be bought with wrong
+// answers. Every timed launch is a checked one: N cases of one shape, each with its own values
+// and its own buffers, launched back to back through the variant's own entry point (the one
+// every check calls) between two waits for the whole device, then every case judged by the
+// oracle. A kernel that answers right only on its first calls, caches, or leaves its work on
+// another stream is timed with that work and judged on what it wrote.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "case_runner.h"
+#include "command_line.h"
+#include "commands.h"
+#include "harness/case_file.h"
+#include "harness/run.h"
+#include "json_writer.h"
+
+namespace cert {
+
+int run_time(const Args& args) {
+  CommandLine cl("time", "time PATTERN [--op forward|add_forward] [--rows R] [--dim D] [--type T] [--calls N] [--seed S] [--json]",
+                 "Times the forward of every variant PATTERN matches on N cases of one shape (values from\n"
+                 "the case format's generator, seeds S, S+1, ...), launched back to back between two waits\n"
+                 "for the whole device, then judges every one of them. Prints the time per call, the\n"
+                 "bandwidth of its reads and writes, and the cases that passed, with the line that replays\n"
+                 "the first failure. Exit 1 when a case failed or a variant could not run them.");
+  std::vector<std::string> pattern;
+  std::string op = "forward", type = "bf16";
+  std::int64_t rows = 4096, dim = 4096, calls = 20;
+  std::uint64_t seed = 1;
+  bool json = false;
+  cl.positionals(&pattern, "a variant pattern", 1, 1);
+  cl.option("--op", &op, "OP", "forward or add_forward (default forward)");
+  cl.option("--rows", &rows, "R", "rows per case (default 4096)", 1, std::int64_t{1} << 24);
+  cl.option("--dim", &dim, "D", "width (default 4096)", 1, std::int64_t{1} << 20);
+  cl.option("--type", &type, "T", "x, weight and y type: f32, f16 or bf16 (default bf16)");
+  cl.option("--calls", &calls, "N", "timed and checked calls, one case each (default 20)", 1, 1000);
+  cl.option_u64("--seed", &seed, "S", "seed of the first case (default 1)");
+  cl.flag("--json", &json, "print the results as JSON");
+  std::string error;
+  if (!cl.parse(args, error)) return cl.usage_exit(error);
+  if (op != "forward" && op != "add_forward") return cl.usage_exit("--op wants forward or add_forward, got '" + op + "'");
+
+  std::vector<harness::Case> cases;
+  std::vector<oracle::ForwardCase> forward;
+  for (std::int64_t i = 0; i < calls; ++i) {
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "op=%s;rows=%lld;dim=%lld;x_type=%s;g_type=%s;y_type=%s;convention=standard;eps=1e-6;"
+                  "generator=regimes;seed=0x%016llx;x.regime=normal;o.regime=normal;g.regime=random",
+                  op.c_str(), static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(), type.c_str(),
+                  type.c_str(), static_cast<unsigned long long>(seed + static_cast<std::uint64_t>(i)));
+    harness::Case c;
+    oracle::ForwardCase f;
+    if (!harness::parse_case(line, c, error) || !harness::forward_case(c, f, error))
+      return cl.usage_exit("cannot build the cases: " + error);
+    cases.push_back(c);
+    forward.push_back(std::move(f));
+  }
+  const std::vector<const rmsnorm::Variant*> variants = rmsnorm::match_variants(pattern[0]);
+  if (variants.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert time: no variant matches '%s' (rmsnorm-cert list variants)\n", pattern[0].c_str());
+    return kExitUsage;
+  }
+  const double element_bytes = static_cast<double>(rmsnorm::size_of(cases[0].x_type)) * (op == "add_forward" ? 4 : 2);
+  const double bytes = element_bytes * static_cast<double>(rows) * static_cast<double>(dim);
+
+  bool all_ok = true;
+  JsonWriter j;
+  j.begin_object().value("op", op).value("rows", rows).value("dim", dim).value("type", type).value("calls", calls);
+  j.begin_array("variants");
+  if (!json)
+    std::printf("%s %lld x %lld %s, %lld calls, each a case of its own, every one judged\n", op.c_str(),
+                static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(), static_cast<long long>(calls));
+  for (const rmsnorm::Variant* v : variants) {
+    const harness::TimedForward t = harness::time_forward(*v, forward, harness::Layout{});
+    std::int64_t passed = 0;
+    std::string first_failure, repro;
+    for (std::size_t i = 0; i < t.outcomes.size(); ++i) {
+      if (t.outcomes[i].pass()) {
+        ++passed;
+      } else if (first_failure.empty()) {
+        first_failure = "case " + std::to_string(i) + ": " + t.outcomes[i].summary();
+        harness::Case exact = cases[i];
+        exact.variant = v->name;
+        repro = repro_command(exact);
+      }
+    }
+    const double per_call = t.status.ok() ? t.seconds / static_cast<double>(calls) : 0;
+    const bool ok = t.status.ok() && passed == calls;
+    all_ok = all_ok && ok;
+    j.begin_object().value("variant", v->name).value("status", t.status.ok() ? "ok" : rmsnorm::to_string(t.status.code));
+    j.value("reason", t.status.reason).value("microseconds_per_call", per_call * 1e6);
+    j.value("gb_per_s", per_call > 0 ? bytes / per_call / 1e9 : 0.0).value("cases_passed", passed);
+    j.value("first_failure", first_failure).value("repro", repro).end_object();
+    if (json) continue;
+    if (!t.status.ok()) {
+      std::printf("NOT RUN %-34s %s\n", v->name.c_str(), t.status.reason.c_str());
+      continue;
+    }
+    std::printf("%-4s %-36s %10.1f us per call %8.1f GB/s   %lld/%lld cases passed\n", ok ? "PASS" : "FAIL",
+                v->name.c_str(), per_call * 1e6, bytes / per_call / 1e9, static_cast<long long>(passed),
+                static_cast<long long>(calls));
+    if (!first_failure.empty()) std::printf("       %s\n       %s\n", first_failure.c_str(), repro.c_str());
+  }
+  j.end_array().value("passed", all_ok).end_object();
+  if (json) std::printf("%s\n", j.str().c_str());
+  return all_ok ? kExitOk : kExitFailed;
+}
+
+}  // namespace cert
