@@ -27,6 +27,9 @@
 // Which variant: the dispatcher's choice (for backward ops: the first product device variant,
 // in registry order, that accepts the args with its workspace allocated), or every match of
 // --variant. A shape no variant accepts still gets a row, "skipped: <reason>".
+//
+// --lab: the lecture's lab at one bf16 shape (Bench::run_lab): the eager 8-kernel chain and the
+// plain fused kernel of lab_kernels.cuh beside ours and the copy, timed the same way.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -36,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +51,7 @@
 #include "rmsnorm/dispatch.h"
 #include "rmsnorm/variant.h"
 #include "event_timing.cuh"
+#include "lab_kernels.cuh"
 
 namespace {
 
@@ -184,6 +189,8 @@ struct Options {
   // FP8 ops: the scale mode (--quant): dynamic per token (the default), static (a given scale of
   // 1), or per block of 128 columns.
   rmsnorm::Quant quant = rmsnorm::Quant::dynamic_token;
+  // --lab: the lecture's eager chain, plain fused kernel and ours at one shape (Bench::run_lab).
+  bool lab = false, json = false;
 };
 
 // A comma-separated list of non-negative integers ("1,16,64"); anything else ends the program
@@ -237,7 +244,12 @@ void usage() {
       "  --prelude KIND       before each variant's warm-up, one kernel on every SM that leaves its\n"
       "                       shared memory / L1 split as another kernel would: none (default),\n"
       "                       max-smem (the most shared memory a block may have, as a GEMM) or max-l1\n"
-      "  --csv PATH           also write the table as CSV\n");
+      "  --csv PATH           also write the table as CSV\n"
+      "rmsnorm-bench --lab [--rows R] [--dims D] [--iters N] [--json]\n"
+      "  the lecture's lab on bf16 rows (default R = 4096, D = 8192): the eager 8-kernel chain of\n"
+      "  LlamaRMSNorm (36 bytes per element), a plain fused kernel and ours (4 bytes), each against a\n"
+      "  same-run copy of 4 bytes per element, and whether their y agree within one bf16 ulp (exit 1\n"
+      "  when not); --json prints one JSON object\n");
 }
 
 struct Result {
@@ -261,6 +273,27 @@ double model_bytes(Op op, std::int64_t R, std::int64_t D, std::size_t xs, std::s
     case Op::backward: return rd * 3 * xs + static_cast<double>(ws);
     default: return rd * 4 * xs + static_cast<double>(ws);
   }
+}
+
+// The largest distance between two bf16 outputs, element by element, in ulps (the steps between
+// them in the ordered list of bf16 values; +0 and -0 are one value). A NaN counts as 65536.
+int max_ulp(const std::vector<std::uint16_t>& a, const std::vector<std::uint16_t>& b) {
+  auto ordered = [](std::uint16_t u) { return (u & 0x8000u) ? -static_cast<int>(u & 0x7fffu) : static_cast<int>(u); };
+  auto is_nan = [](std::uint16_t u) { return (u & 0x7fffu) > 0x7f80u; };
+  int m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    m = std::max(m, is_nan(a[i]) || is_nan(b[i]) ? 65536 : std::abs(ordered(a[i]) - ordered(b[i])));
+  return m;
+}
+
+// `s` as the inside of a JSON string.
+std::string json_text(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) out += c;
+  }
+  return out;
 }
 
 class Bench {
@@ -287,7 +320,7 @@ class Bench {
     // workspace, which are shared), and enough sets that the rotation exceeds 2× L2.
     //   forward ops:  x [+ o] + y          backward ops:  x + dy + dx [+ dresidual]
     const std::size_t per_set = is_forward_op(op) ? act * (add ? 2 : 1) + out : act * (add ? 4 : 3);
-    const int sets = static_cast<int>(std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(per_set, 1) + 1, 1, 64));
+    const int sets = rotation_sets(per_set);
     struct Set {
       std::unique_ptr<DeviceBuffer> x, o, y, dy, dres, ws;
     };
@@ -421,20 +454,7 @@ class Bench {
       };
       run_prelude();
       r.us = time_us(launch, sets, opt_.iters, graph, stream_);
-      // The copy of the same bytes (half read, half written), through the same buffer rotation.
-      const std::size_t copy_bytes = static_cast<std::size_t>(r.bytes / 2) / 16 * 16;
-      std::vector<std::unique_ptr<DeviceBuffer>> src, dst;
-      const int csets = static_cast<int>(std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(2 * copy_bytes, 1) + 1, 1, 64));
-      for (int k = 0; k < csets; ++k) {
-        src.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
-        dst.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
-      }
-      r.copy_us = time_us(
-          [&](int k) {
-            BENCH_CUDA(cudaMemcpyAsync(dst[static_cast<std::size_t>(k)]->p, src[static_cast<std::size_t>(k)]->p, copy_bytes,
-                                       cudaMemcpyDeviceToDevice, stream_));
-          },
-          csets, opt_.iters, graph, stream_);
+      r.copy_us = copy_us(r.bytes, graph);
       if (graph) {
         r.empty_us = time_us([&](int) { empty_kernel<<<1, 32, 0, stream_>>>(); }, 1, opt_.iters, true, stream_);
       }
@@ -443,6 +463,42 @@ class Bench {
       results_.push_back(r);
       print(r);
     }
+  }
+
+  // Enough buffer sets of `per_set` bytes that a rotation through them exceeds 2× the L2 (at most 64).
+  int rotation_sets(std::size_t per_set) const {
+    return static_cast<int>(
+        std::clamp<std::size_t>((2 * static_cast<std::size_t>(l2_)) / std::max<std::size_t>(per_set, 1) + 1, 1, 64));
+  }
+
+  // The time of a copy of `bytes` (half read, half written), through its own buffer rotation.
+  double copy_us(double bytes, bool graph) {
+    const std::size_t copy_bytes = static_cast<std::size_t>(bytes / 2) / 16 * 16;
+    std::vector<std::unique_ptr<DeviceBuffer>> src, dst;
+    const int csets = rotation_sets(2 * copy_bytes);
+    for (int k = 0; k < csets; ++k) {
+      src.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
+      dst.push_back(std::make_unique<DeviceBuffer>(copy_bytes));
+    }
+    return time_us(
+        [&](int k) {
+          BENCH_CUDA(cudaMemcpyAsync(dst[static_cast<std::size_t>(k)]->p, src[static_cast<std::size_t>(k)]->p,
+                                     copy_bytes, cudaMemcpyDeviceToDevice, stream_));
+        },
+        csets, opt_.iters, graph, stream_);
+  }
+
+  // Launches of one call: the nodes of a CUDA graph captured from it.
+  template <typename F>
+  std::size_t launches_of(F&& launch) {
+    cudaGraph_t g = nullptr;
+    BENCH_CUDA(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    launch(0);
+    BENCH_CUDA(cudaStreamEndCapture(stream_, &g));
+    std::size_t nodes = 0;
+    BENCH_CUDA(cudaGraphGetNodes(g, nullptr, &nodes));
+    BENCH_CUDA(cudaGraphDestroy(g));
+    return nodes;
   }
 
   // --prelude: one launch on every SM, then a synchronization (the variant's warm-up follows).
@@ -483,6 +539,151 @@ class Bench {
     for (const rmsnorm::Variant& v : rmsnorm::registry())
       if (v.memory == rmsnorm::Memory::device && v.supports(op) && rmsnorm::glob_match(opt_.variant, v.name)) return true;
     return false;
+  }
+
+  // --lab: the lecture's eager chain, its plain fused kernel and ours (the dispatcher's forward)
+  // on bf16 [R, D] rows with bf16 weights, y = x·r·g, next to a copy of the useful bytes (read x,
+  // write y: 4 per element). x and y rotate over buffer sets as in run_shape; the eager chain's
+  // intermediates are one set, reused by every call as a caching allocator's blocks are.
+  // Exit 0, or 1 when the three disagree by more than one bf16 ulp.
+  int run_lab(std::int64_t R, std::int64_t D, bool json) {
+    const std::size_t n = static_cast<std::size_t>(R) * static_cast<std::size_t>(D);
+    const std::size_t act = n * 2;
+    const float eps = 1e-6f;
+    const bool graph = R <= 64;
+    const int sets = rotation_sets(2 * act);
+    {
+      std::size_t free_b = 0, total_b = 0;
+      BENCH_CUDA(cudaMemGetInfo(&free_b, &total_b));
+      // x and y per set, the copy's as many again, fp32 x32, sq and xn, bf16 xn16 and the check's y.
+      const double need = static_cast<double>(n) * (8.0 * sets + 16);
+      if (need > 0.8 * static_cast<double>(free_b)) {
+        std::fprintf(stderr, "rmsnorm-bench --lab: R = %lld, D = %lld needs ~%.1f GiB, %.1f GiB free\n",
+                     static_cast<long long>(R), static_cast<long long>(D), need / 1073741824.0,
+                     static_cast<double>(free_b) / 1073741824.0);
+        return 1;
+      }
+    }
+    std::vector<std::unique_ptr<DeviceBuffer>> xs, ys;
+    for (int k = 0; k < sets; ++k) {
+      xs.push_back(std::make_unique<DeviceBuffer>(act));
+      fill(xs.back()->p, act, 2, 11u + static_cast<std::uint32_t>(k));
+      ys.push_back(std::make_unique<DeviceBuffer>(act));
+    }
+    DeviceBuffer g(static_cast<std::size_t>(D) * 2), x32(n * 4), sq(n * 4), xn(n * 4), xn16(act),
+        var(static_cast<std::size_t>(R) * 4), r(static_cast<std::size_t>(R) * 4), y_check(act);
+    fill(g.p, g.bytes, 2, 7);
+    BENCH_CUDA(cudaDeviceSynchronize());  // the fills run on the legacy stream, the methods on stream_
+    lab::EagerScratch scratch{};
+    scratch.x32 = static_cast<float*>(x32.p);
+    scratch.sq = static_cast<float*>(sq.p);
+    scratch.xn = static_cast<float*>(xn.p);
+    scratch.var = static_cast<float*>(var.p);
+    scratch.r = static_cast<float*>(r.p);
+    scratch.xn16 = static_cast<__nv_bfloat16*>(xn16.p);
+    const auto* gb = static_cast<const __nv_bfloat16*>(g.p);
+    auto ours_args = [&](const void* x, void* y) {
+      rmsnorm::ForwardArgs a;
+      a.rows = R;
+      a.dim = D;
+      a.x = {const_cast<void*>(x), DType::bf16, D};
+      a.y = {y, DType::bf16, D};
+      a.g = g.p;
+      a.g_type = DType::bf16;
+      a.eps = eps;
+      a.stream = stream_;
+      return a;
+    };
+    const rmsnorm::Variant* ours = rmsnorm::pick_forward(ours_args(xs[0]->p, ys[0]->p), rmsnorm::Memory::device);
+    if (!ours) {
+      std::fprintf(stderr, "rmsnorm-bench --lab: %s\n",
+                   forward_refusal(Op::forward, ours_args(xs[0]->p, ys[0]->p)).c_str());
+      return 1;
+    }
+    struct Method {
+      const char* name;
+      double bytes_per_element;
+      std::function<void(const void* x, void* y)> run;
+      double us = 0;
+      std::size_t launches = 0;
+    };
+    std::vector<Method> methods = {
+        {"eager", 36,
+         [&](const void* x, void* y) {
+           lab::eager_forward(static_cast<const __nv_bfloat16*>(x), gb, static_cast<__nv_bfloat16*>(y), R, D, eps,
+                              scratch, stream_);
+           BENCH_CUDA(cudaGetLastError());
+         }},
+        {"fused", 4,
+         [&](const void* x, void* y) {
+           lab::fused_forward(static_cast<const __nv_bfloat16*>(x), gb, static_cast<__nv_bfloat16*>(y), R, D, eps,
+                              stream_);
+           BENCH_CUDA(cudaGetLastError());
+         }},
+        {"ours", 4,
+         [&](const void* x, void* y) {
+           const rmsnorm::Status s = ours->run_forward(ours_args(x, y));
+           if (!s.ok()) {
+             std::fprintf(stderr, "%s failed: %s\n", ours->name.c_str(), s.reason.c_str());
+             std::exit(2);
+           }
+         }},
+    };
+    // The check: every method on the first set's x, its y copied back.
+    std::vector<std::vector<std::uint16_t>> out(methods.size(), std::vector<std::uint16_t>(n));
+    for (std::size_t m = 0; m < methods.size(); ++m) {
+      methods[m].run(xs[0]->p, y_check.p);
+      BENCH_CUDA(cudaStreamSynchronize(stream_));
+      BENCH_CUDA(cudaMemcpy(out[m].data(), y_check.p, act, cudaMemcpyDeviceToHost));
+    }
+    const int ulp_ef = max_ulp(out[0], out[1]), ulp_eo = max_ulp(out[0], out[2]), ulp_fo = max_ulp(out[1], out[2]);
+    const bool agree = ulp_ef <= 1 && ulp_eo <= 1 && ulp_fo <= 1;
+    for (Method& m : methods) {
+      auto launch = [&](int k) { m.run(xs[static_cast<std::size_t>(k)]->p, ys[static_cast<std::size_t>(k)]->p); };
+      m.launches = launches_of(launch);
+      run_prelude();
+      m.us = time_us(launch, sets, opt_.iters, graph, stream_);
+    }
+    const double copy = copy_us(4.0 * static_cast<double>(n), graph);
+    BENCH_CUDA(cudaStreamSynchronize(stream_));
+    BENCH_CUDA(cudaGetLastError());
+    methods.push_back({"copy", 4, nullptr, copy, 1});
+
+    // Effective bandwidth: the useful 4 bytes per element over the time; moved: the modelled bytes.
+    auto tbps = [&](double bytes_per_element, double us) {
+      return bytes_per_element * static_cast<double>(n) / (us * 1e6);
+    };
+    if (json) {
+      std::printf(
+          "{\"device\":\"%s\",\"l2_mib\":%d,\"rows\":%lld,\"dim\":%lld,\"dtype\":\"bf16\",\"eps\":%g,\"iters\":%d,"
+          "\"graph\":%s,\"sets\":%d,\"variant\":\"%s\",\"methods\":[",
+          json_text(device_).c_str(), l2_ >> 20, static_cast<long long>(R), static_cast<long long>(D), eps, opt_.iters,
+          graph ? "true" : "false", sets, json_text(ours->name).c_str());
+      for (std::size_t i = 0; i < methods.size(); ++i) {
+        const Method& m = methods[i];
+        std::printf(
+            "%s{\"name\":\"%s\",\"launches\":%zu,\"bytes_per_element\":%g,\"time_us\":%.3f,\"tbps\":%.4f,"
+            "\"pct_of_copy\":%.2f,\"moved_tbps\":%.4f}",
+            i ? "," : "", m.name, m.launches, m.bytes_per_element, m.us, tbps(4, m.us), 100 * copy / m.us,
+            tbps(m.bytes_per_element, m.us));
+      }
+      std::printf("],\"max_ulp\":{\"eager_fused\":%d,\"eager_ours\":%d,\"fused_ours\":%d},\"agree\":%s}\n", ulp_ef,
+                  ulp_eo, ulp_fo, agree ? "true" : "false");
+    } else {
+      std::printf("device: %s, L2 %d MiB; R = %lld, D = %lld, bf16 x and weights, y = x*r*g, eps %g\n", device_.c_str(),
+                  l2_ >> 20, static_cast<long long>(R), static_cast<long long>(D), eps);
+      std::printf("%-6s %8s %7s %10s %7s %7s %10s\n", "method", "launches", "B/elem", "time_us", "TB/s", "%copy",
+                  "moved TB/s");
+      for (const Method& m : methods) {
+        std::printf("%-6s %8zu %7g %10.2f %7.3f %7.1f %10.3f", m.name, m.launches, m.bytes_per_element, m.us,
+                    tbps(4, m.us), 100 * copy / m.us, tbps(m.bytes_per_element, m.us));
+        if (std::string(m.name) == "ours") std::printf("  %s", ours->name.c_str());
+        std::printf("\n");
+      }
+      std::printf("agree: max bf16 ulp eager-fused %d, eager-ours %d, fused-ours %d (at most 1): %s\n", ulp_ef, ulp_eo,
+                  ulp_fo, agree ? "PASS" : "FAIL");
+    }
+    return agree ? 0 : 1;
   }
 
   void header() const {
@@ -610,6 +811,8 @@ int main(int argc, char** argv) {
       }
     } else if (a == "--iters") o.iters = std::max(5, std::atoi(next()));
     else if (a == "--csv") o.csv = next();
+    else if (a == "--lab") o.lab = true;
+    else if (a == "--json") o.json = true;
     else if (a == "--no-dg") o.no_dg = true;
     else if (a == "--quant") {
       const std::string q = next();
@@ -637,11 +840,28 @@ int main(int argc, char** argv) {
     }
     else { usage(); return a == "--help" || a == "-h" ? 0 : 1; }
   }
+  if (o.json && !o.lab) {
+    std::fprintf(stderr, "rmsnorm-bench: --json goes with --lab\n");
+    return 1;
+  }
+  auto one_count = [](const std::vector<std::int64_t>& v) {
+    return v.empty() || (v.size() == 1 && v[0] >= 1 && v[0] < (std::int64_t{1} << 31));
+  };
+  if (o.lab && !(one_count(o.rows) && one_count(o.dims))) {
+    std::fprintf(stderr, "rmsnorm-bench --lab: one --rows R and one --dims D, each in [1, 2^31)\n");
+    return 1;
+  }
   const rmsnorm::Status dev = rmsnorm::device_status();
   if (!dev.ok()) {
-    std::printf("no benchmark: %s\n", dev.reason.c_str());
+    if (o.lab) {
+      std::fprintf(stderr, "rmsnorm-bench --lab: nothing timed: %s\n", dev.reason.c_str());
+    } else {
+      std::printf("no benchmark: %s\n", dev.reason.c_str());
+    }
     return 77;
   }
+  Pool::get().caching = !o.fresh_alloc;
+  if (o.lab) return Bench(o).run_lab(o.rows.empty() ? 4096 : o.rows[0], o.dims.empty() ? 8192 : o.dims[0], o.json);
   if (o.rows.empty()) o.rows = o.quick ? std::vector<std::int64_t>{1, 64, 8192} : std::vector<std::int64_t>{1, 16, 64, 512, 4096, 8192, 32768};
   if (o.dims.empty()) o.dims = o.quick ? std::vector<std::int64_t>{128, 4096, 8192} : std::vector<std::int64_t>{128, 1025, 2048, 4096, 5120, 8192, 16384, 65536};
   if (o.dtypes.empty()) o.dtypes = {DType::bf16};
@@ -655,7 +875,6 @@ int main(int argc, char** argv) {
       ops.push_back(op);
     }
   }
-  Pool::get().caching = !o.fresh_alloc;
   Bench b(o);
   b.header();
   std::size_t free_b = 0, total_b = 0;

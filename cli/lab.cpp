@@ -1,20 +1,25 @@
 // `lab`: the lecture's lab, run on this machine. The worked exercises (hand calculations of the
 // forward and backward, the padding divisor, the bandwidth ledger), the FP64 central-difference
 // check of dx and dγ with a verdict per element, the two bugs the lab asks to plant (sum instead
-// of mean in the backward, the padded divisor) caught by the judge through their mutants, and
-// host.reference judged on the same row. One screen; --json gives the same as data.
+// of mean in the backward, the padded divisor) caught by the judge through their mutants,
+// host.reference judged on the same row, and on a GPU the bandwidth of the eager chain, a plain
+// fused kernel and ours (rmsnorm-bench --lab). One screen; --json gives the same as data.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "build_info.h"
 #include "case_runner.h"
 #include "command_line.h"
 #include "commands.h"
+#include "device_info.h"
 #include "json_writer.h"
+#include "subprocess.h"
 
 namespace cert {
 
@@ -122,20 +127,115 @@ CaseRun judge(harness::Case c, const std::string& name, std::string& error) {
   return run_case(c, *v);
 }
 
+// The bandwidth section: rmsnorm-bench --lab --json on this machine's GPU. Its output is one flat
+// JSON object of rmsnorm-bench's own format, so reading a field is finding its key.
+struct Timed {
+  std::string name;
+  double launches = 0, bytes_per_element = 0, us = 0, tbps = 0, pct_of_copy = 0;
+};
+
+struct Bandwidth {
+  std::string skipped;  // why nothing was timed (no device, no rmsnorm-bench): neither a pass nor a failure
+  std::string error;    // rmsnorm-bench ran and gave no result: a failure
+  std::string device, variant;
+  std::vector<Timed> timed;  // eager, fused, ours, copy
+  double ulp_eager_fused = 0, ulp_eager_ours = 0, ulp_fused_ours = 0;
+  bool agree = false;
+};
+
+bool json_number(const std::string& json, const std::string& key, double& out) {
+  const std::string k = "\"" + key + "\":";
+  const std::size_t p = json.find(k);
+  if (p == std::string::npos) return false;
+  const char* begin = json.c_str() + p + k.size();
+  char* end = nullptr;
+  out = std::strtod(begin, &end);
+  return end != begin;
+}
+
+std::string json_string(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\":\"";
+  const std::size_t p = json.find(k);
+  if (p == std::string::npos) return "";
+  const std::size_t e = json.find('"', p + k.size());
+  return e == std::string::npos ? "" : json.substr(p + k.size(), e - p - k.size());
+}
+
+// The object of `json` that begins with "name":"<name>" ("" when there is none).
+std::string json_named(const std::string& json, const std::string& name) {
+  const std::size_t p = json.find("{\"name\":\"" + name + "\"");
+  if (p == std::string::npos) return "";
+  const std::size_t e = json.find('}', p);
+  return e == std::string::npos ? "" : json.substr(p, e - p + 1);
+}
+
+Bandwidth measure_bandwidth(std::int64_t rows, std::int64_t dims) {
+  Bandwidth b;
+  const DeviceInfo device = device_info();
+  if (!device.available) {
+    b.skipped = device.reason.rfind("no CUDA device", 0) == 0 ? device.reason : "no CUDA device: " + device.reason;
+    return b;
+  }
+  std::string path = RMSNORM_CERT_BENCH_PATH;
+  if (const char* env = std::getenv("RMSNORM_BENCH"); env && *env) path = env;
+  if (!is_executable(path)) {
+    b.skipped = path.empty() ? "this build has no rmsnorm-bench" : path + " is not built (ninja rmsnorm-bench)";
+    return b;
+  }
+  const ChildResult r =
+      run_child({path, "--lab", "--json", "--rows", std::to_string(rows), "--dims", std::to_string(dims)}, {}, 300);
+  std::string err = r.err;
+  while (!err.empty() && (err.back() == '\n' || err.back() == ' ')) err.pop_back();
+  if (err.size() > 300) err = err.substr(err.size() - 300);
+  for (char& c : err)
+    if (c == '\n') c = ' ';
+  // 77: rmsnorm-bench found no device it could time on.
+  if (r.exited_ok() && r.exit_code == 77) {
+    const std::size_t p = err.find("no CUDA device");
+    b.skipped = p != std::string::npos ? err.substr(p) : "no CUDA device: " + err;
+    return b;
+  }
+  // Exit 1 with a result: the three disagree, which the checks report.
+  const bool exited = r.exited_ok() && (r.exit_code == 0 || r.exit_code == 1);
+  bool ok = exited && json_number(r.out, "eager_fused", b.ulp_eager_fused) &&
+            json_number(r.out, "eager_ours", b.ulp_eager_ours) && json_number(r.out, "fused_ours", b.ulp_fused_ours);
+  for (const char* name : {"eager", "fused", "ours", "copy"}) {
+    const std::string o = json_named(r.out, name);
+    Timed t;
+    t.name = name;
+    ok = ok && json_number(o, "launches", t.launches) && json_number(o, "bytes_per_element", t.bytes_per_element) &&
+         json_number(o, "time_us", t.us) && json_number(o, "tbps", t.tbps) &&
+         json_number(o, "pct_of_copy", t.pct_of_copy);
+    b.timed.push_back(t);
+  }
+  if (!ok) {
+    b.error = r.describe() + (exited ? ", no result read" : "") + (err.empty() ? "" : ": " + err);
+    return b;
+  }
+  b.device = json_string(r.out, "device");
+  b.variant = json_string(r.out, "variant");
+  b.agree = r.out.find("\"agree\":true") != std::string::npos;
+  return b;
+}
+
 }  // namespace
 
 int run_lab(const Args& args) {
-  CommandLine cl("lab", "lab [--width D] [--eps E] [--seed S] [--json]",
+  CommandLine cl("lab", "lab [--width D] [--eps E] [--seed S] [--gpu-rows R] [--gpu-dims D] [--json]",
                  "The lecture's lab on this machine: the worked exercises, the FP64 central-difference check of\n"
                  "dx and dgamma per element, the planted bugs (sum instead of mean, the padded divisor) caught by\n"
-                 "the judge through their mutants, and host.reference judged on the same row. Exit 1 when a check\n"
-                 "fails.");
-  std::int64_t width = 7, seed = 1;
+                 "the judge through their mutants, host.reference judged on the same row, and on a GPU the\n"
+                 "bandwidth of the eager 8-kernel chain, a plain fused kernel and ours (rmsnorm-bench --lab).\n"
+                 "Exit 1 when a check fails; without a GPU the bandwidth is skipped.");
+  std::int64_t width = 7, seed = 1, gpu_rows = 4096, gpu_dims = 8192;
   double eps = 1e-5;
   bool json = false;
   cl.option("--width", &width, "D", "the row's width (default 7; try 1, 13, 1025)", 1, 1 << 20);
   cl.option("--eps", &eps, "E", "eps inside the root (default 1e-5)");
   cl.option("--seed", &seed, "S", "seed of the row's x, gamma and dy (default 1)", 0, std::numeric_limits<std::int64_t>::max());
+  cl.option("--gpu-rows", &gpu_rows, "R", "rows of the bandwidth section's bf16 input (default 4096)", 1,
+            (std::int64_t{1} << 31) - 1);
+  cl.option("--gpu-dims", &gpu_dims, "D", "its row width (default 8192)", 1, (std::int64_t{1} << 31) - 1);
   cl.flag("--json", &json, "print the results as JSON");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
@@ -263,6 +363,22 @@ int run_lab(const Args& args) {
         !why.empty() ? why : caught ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c) : std::string("not caught"));
   }
 
+  // 4. Bandwidth on the GPU. The lab's claims: the three agree within one bf16 ulp (the eager
+  // chain rounds twice), and fused, moving 1/9 of eager's bytes, is faster than eager, and ours
+  // at least as fast as fused (within 2 %: medians of the same kernel move about 1 % run to run).
+  const Bandwidth bw = measure_bandwidth(gpu_rows, gpu_dims);
+  if (!bw.error.empty()) {
+    add("bandwidth", "rmsnorm-bench --lab --json", false, bw.error);
+  } else if (bw.skipped.empty()) {
+    std::snprintf(buf, sizeof buf, "max ulp eager-fused %.0f, eager-ours %.0f, fused-ours %.0f", bw.ulp_eager_fused,
+                  bw.ulp_eager_ours, bw.ulp_fused_ours);
+    add("bandwidth", "eager, fused and ours agree within one bf16 ulp", bw.agree, buf);
+    const Timed &eager = bw.timed[0], &fused = bw.timed[1], &ours = bw.timed[2];
+    std::snprintf(buf, sizeof buf, "%.1f µs > %.1f µs >= %.1f µs", eager.us, fused.us, ours.us);
+    add("bandwidth", "fused faster than eager (1/9 of its bytes), ours at least as fast as fused (2 %)",
+        fused.us < eager.us && ours.us <= 1.02 * fused.us, buf);
+  }
+
   bool all = true;
   for (const Check& c : checks) all = all && c.pass;
   if (json) {
@@ -274,7 +390,34 @@ int run_lab(const Args& args) {
     j.end_array().begin_array("elements");
     for (const Element& e : elements)
       j.begin_object().value("dx", e.dx).value("dx_central", e.ndx).value("dg", e.dg).value("dg_central", e.ndg).value("pass", e.pass).end_object();
-    j.end_array().value("pass", all).end_object();
+    j.end_array().begin_object("bandwidth");
+    if (!bw.skipped.empty()) {
+      j.value("skipped", bw.skipped);
+    } else if (!bw.error.empty()) {
+      j.value("error", bw.error);
+    } else {
+      j.value("device", bw.device)
+          .value("rows", gpu_rows)
+          .value("dim", gpu_dims)
+          .value("dtype", "bf16")
+          .value("variant", bw.variant);
+      j.begin_array("methods");
+      for (const Timed& t : bw.timed)
+        j.begin_object()
+            .value("name", t.name)
+            .value("launches", t.launches)
+            .value("bytes_per_element", t.bytes_per_element)
+            .value("time_us", t.us)
+            .value("tbps", t.tbps)
+            .value("pct_of_copy", t.pct_of_copy)
+            .end_object();
+      j.end_array()
+          .begin_object("max_ulp")
+          .value("eager_fused", bw.ulp_eager_fused)
+          .value("eager_ours", bw.ulp_eager_ours);
+      j.value("fused_ours", bw.ulp_fused_ours).end_object();
+    }
+    j.end_object().value("pass", all).end_object();
     std::printf("%s\n", j.str().c_str());
     return all ? kExitOk : kExitFailed;
   }
@@ -284,7 +427,13 @@ int run_lab(const Args& args) {
   for (const Check& c : checks) {
     if (c.section != section) {
       section = c.section;
-      std::printf("%s\n", section.c_str());
+      const bool bandwidth_table = section == "bandwidth" && bw.error.empty();
+      if (bandwidth_table)
+        std::printf("bandwidth: %s, R = %lld, D = %lld bf16; the same-run copy of 4 B/element: %.1f µs, %.3f TB/s\n",
+                    bw.device.c_str(), static_cast<long long>(gpu_rows), static_cast<long long>(gpu_dims),
+                    bw.timed[3].us, bw.timed[3].tbps);
+      else
+        std::printf("%s\n", section.c_str());
       if (section == "gradient") {
         std::printf("  %4s %13s %13s %13s %13s\n", "i", "dx", "central", "dgamma", "central");
         const std::size_t shown = std::min<std::size_t>(elements.size(), 8);
@@ -293,9 +442,18 @@ int run_lab(const Args& args) {
                       verdict(elements[i].pass));
         if (shown < elements.size()) std::printf("  ... %zu more elements (--json lists them)\n", elements.size() - shown);
       }
+      if (bandwidth_table) {
+        for (std::size_t i = 0; i < 3; ++i) {
+          const Timed& t = bw.timed[i];
+          std::printf("  %-5s %2.0f launch%s %2.0f B/element %9.1f µs %6.3f TB/s %5.1f%% of copy%s\n", t.name.c_str(),
+                      t.launches, t.launches == 1 ? "  " : "es", t.bytes_per_element, t.us, t.tbps, t.pct_of_copy,
+                      i == 2 ? ("  (" + bw.variant + ")").c_str() : "");
+        }
+      }
     }
     std::printf("  %-4s %s: %s\n", verdict(c.pass), c.name.c_str(), c.detail.c_str());
   }
+  if (!bw.skipped.empty()) std::printf("bandwidth: skipped (%s)\n", bw.skipped.c_str());
   std::printf("lab: %s\n", all ? "PASS" : "FAIL");
   return all ? kExitOk : kExitFailed;
 }
