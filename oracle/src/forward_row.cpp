@@ -248,22 +248,15 @@ KeyAcceptance of_kind(Kind k, std::uint32_t rounded = 0, double exact = 0) {
   return a;
 }
 
-}  // namespace
-
-void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sink) {
+// The row's inputs: x, or with the fused add h' = RN_x(h + o), each written to the sink. In
+// FP64 the sum is rounded once more first; that double rounding is innocuous (53 ≥ 2p + 2 for
+// p ≤ 24, and results in the x type's subnormal range are exact in FP64), so encode(h + o) is
+// RN_x of the exact sum. exact_only recomputes it from the exact dyadic sum.
+void load_row(const Plan& p, std::int64_t ri, Evaluation mode, Sink& sink, Row& row) {
   const ForwardCase& c = *p.c;
   const std::int64_t D = c.dim;
   const std::int64_t base = ri * D;
-  const Evaluation mode = o.mode;
-  Row row;
-  row.p = &p;
-  row.index = ri;
   row.xs.resize(static_cast<std::size_t>(D));
-
-  // The fused add: h' = RN_x(h + o). In FP64 the sum is rounded once more first; that double
-  // rounding is innocuous (53 ≥ 2p + 2 for p ≤ 24, and results in the x type's subnormal range
-  // are exact in FP64), so encode(h + o) is RN_x of the exact sum. exact_only recomputes it
-  // from the exact dyadic sum.
   for (std::int64_t j = 0; j < D; ++j) {
     if (!p.fused) { row.xs[j] = c.x[base + j]; continue; }
     const float h = c.x[base + j], ov = c.o[base + j];
@@ -282,8 +275,12 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     sink.residual(ri, j, bits);
     row.xs[j] = static_cast<float>(rmsnorm::decode(bits, c.x_type));
   }
+}
 
-  // Domain and FP64 r.
+// The row's domain, its FP64 r, and the kernel's underflow terms.
+void classify_row(const Plan& p, Evaluation mode, Row& row) {
+  const ForwardCase& c = *p.c;
+  const std::int64_t D = c.dim;
   bool special = false;
   double S = 0;
   std::int64_t tiny_squares = 0;  // nonzero x_j with x_j² below FLT_MIN: fp32 squares that underflow
@@ -316,95 +313,119 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     if (!over) over = up(up(up(S_hi / Dd) * (1 + 2 * p.eps_r)) + static_cast<double>(c.eps)) >= 0x1.ffffffp127;
     if (over) row.domain = Row::Domain::any;
   }
-  if (row.domain == Row::Domain::normal) {
-    row.r = 1.0 / std::sqrt(m);
-    row.rel_r = ((Dd + 1) / 2 + 3) * num::kU53 * kSecondOrder;
-    // Underflow in the kernel model. m = μ + eps with μ = S/D; the kernel computes
-    // m̂ = fl(fl(Σ_j fl(x_j²))/D) + eps) in fp32. Besides the relative errors of eps_r:
-    //  * a square x_j² < 2^-126 (|x_j| < 2^-63) is rounded to the subnormal grid: absolute error
-    //    ≤ 2^-150 each; additions of fp32 values are exact while the sum is subnormal, so the
-    //    sum carries ≤ n·2^-150 absolute (n = tiny_squares ≤ D), which the division by D turns
-    //    into ≤ (n/D)·2^-150 on the mean — the factor D cancels: the kernels divide the sum;
-    //  * the division itself, when its result is subnormal (μ < 2^-126): ≤ 2^-150 more;
-    //  * + eps adds nothing absolute (a sum of two multiples of 2^-149 below 2^-126 is exact).
-    // So m̂ ∈ [m(1 − ε_m) − α, m(1 + ε_m) + α] with α = α0·(1 + 2·eps_r), α0 = 2^-150·(n/D +
-    // [μ < 2^-126]), where (1 + 2·eps_r) bounds the later roundings of the absolute part and
-    // ε_m ≤ 2·eps_r (eps_r ≥ (k+d)u/2 + 5u, ε_m ≤ (k+d+2)u). With δ_hi = α/(m_lo(1 − 2 eps_r))
-    // and δ_lo = α/m_lo (m_lo ≤ m):
-    //   r̂ ≤ r(1 + eps_r)·(1 − δ_hi)^(-1/2),   r̂ ≥ r(1 − eps_r)·(1 + δ_lo)^(-1/2),
-    // and every later quantity (y, llama's t, FP8 scales and q) carries the same two factors.
-    //  * δ_hi ≤ 1/4 (and eps_r ≤ 1/16, true of every shape here): (1 − δ)^(-1/2) ≤ 1 + 0.62δ on
-    //    [0, 1/4] (convex: below its chord) and (1 + δ)^(-1/2) ≥ 1 − δ/2, so the additive term
-    //    under = α0/m_lo covers both ends with their cross terms (0.62·δ_hi·(1 + eps_r) ≤
-    //    0.62·1.37·under ≤ under; δ_lo/2 ≤ under): the bound is e + under (relative), as in the
-    //    rest of the model. This includes every row with eps ≥ 2^-100 (under ≤ 2^-49, whatever
-    //    the squares do: eps keeps m̂ away from the underflow) and, with eps = 0, every row with
-    //    μ ≥ 2^-147.
-    //  * 1/4 < δ_hi < 1: the ends take the factors (1 − δ_hi)^(-1/2) and (1 + δ_lo)^(-1/2).
-    //  * δ_hi ≥ 1: m̂ may be 0 (r̂ = inf); only there is the bound void and any output accepted.
-    // An all-zero row with eps > 0 has α = 0: m̂ = eps exactly, judged with no underflow term.
-    const double m_lo = dn(m * (1 - rel_m));
-    const double mu = S / Dd;
-    const double alpha0 = 0x1p-150 * (static_cast<double>(tiny_squares) / Dd + (S > 0 && mu < 0x1p-125 ? 1.0 : 0.0));
-    const double two_er = 2 * p.eps_r;
-    const double alpha = up(up(alpha0) * (1 + two_er));
-    const double d_hi = up(alpha / dn(m_lo * (1 - two_er))), d_lo = up(alpha / m_lo);
-    if (alpha0 == 0) {
-      row.under = 0;
-    } else if (d_hi <= 0.25 && two_er <= 0.125) {
-      row.under = up(up(alpha0) / m_lo);
-    } else if (d_hi < 1) {
-      row.f_hi = up(1.0 / dn(std::sqrt(dn(1 - d_hi))));
-      row.f_lo = dn(1.0 / up(std::sqrt(up(1 + d_lo))));
-    } else {
-      row.domain = Row::Domain::any;
-    }
+  if (row.domain != Row::Domain::normal) return;
+  row.r = 1.0 / std::sqrt(m);
+  row.rel_r = ((Dd + 1) / 2 + 3) * num::kU53 * kSecondOrder;
+  // Underflow in the kernel model. m = μ + eps with μ = S/D; the kernel computes
+  // m̂ = fl(fl(Σ_j fl(x_j²))/D) + eps) in fp32. Besides the relative errors of eps_r:
+  //  * a square x_j² < 2^-126 (|x_j| < 2^-63) is rounded to the subnormal grid: absolute error
+  //    ≤ 2^-150 each; additions of fp32 values are exact while the sum is subnormal, so the
+  //    sum carries ≤ n·2^-150 absolute (n = tiny_squares ≤ D), which the division by D turns
+  //    into ≤ (n/D)·2^-150 on the mean — the factor D cancels: the kernels divide the sum;
+  //  * the division itself, when its result is subnormal (μ < 2^-126): ≤ 2^-150 more;
+  //  * + eps adds nothing absolute (a sum of two multiples of 2^-149 below 2^-126 is exact).
+  // So m̂ ∈ [m(1 − ε_m) − α, m(1 + ε_m) + α] with α = α0·(1 + 2·eps_r), α0 = 2^-150·(n/D +
+  // [μ < 2^-126]), where (1 + 2·eps_r) bounds the later roundings of the absolute part and
+  // ε_m ≤ 2·eps_r (eps_r ≥ (k+d)u/2 + 5u, ε_m ≤ (k+d+2)u). With δ_hi = α/(m_lo(1 − 2 eps_r))
+  // and δ_lo = α/m_lo (m_lo ≤ m):
+  //   r̂ ≤ r(1 + eps_r)·(1 − δ_hi)^(-1/2),   r̂ ≥ r(1 − eps_r)·(1 + δ_lo)^(-1/2),
+  // and every later quantity (y, llama's t, FP8 scales and q) carries the same two factors.
+  //  * δ_hi ≤ 1/4 (and eps_r ≤ 1/16, true of every shape here): (1 − δ)^(-1/2) ≤ 1 + 0.62δ on
+  //    [0, 1/4] (convex: below its chord) and (1 + δ)^(-1/2) ≥ 1 − δ/2, so the additive term
+  //    under = α0/m_lo covers both ends with their cross terms (0.62·δ_hi·(1 + eps_r) ≤
+  //    0.62·1.37·under ≤ under; δ_lo/2 ≤ under): the bound is e + under (relative), as in the
+  //    rest of the model. This includes every row with eps ≥ 2^-100 (under ≤ 2^-49, whatever
+  //    the squares do: eps keeps m̂ away from the underflow) and, with eps = 0, every row with
+  //    μ ≥ 2^-147.
+  //  * 1/4 < δ_hi < 1: the ends take the factors (1 − δ_hi)^(-1/2) and (1 + δ_lo)^(-1/2).
+  //  * δ_hi ≥ 1: m̂ may be 0 (r̂ = inf); only there is the bound void and any output accepted.
+  // An all-zero row with eps > 0 has α = 0: m̂ = eps exactly, judged with no underflow term.
+  const double m_lo = dn(m * (1 - rel_m));
+  const double mu = S / Dd;
+  const double alpha0 = 0x1p-150 * (static_cast<double>(tiny_squares) / Dd + (S > 0 && mu < 0x1p-125 ? 1.0 : 0.0));
+  const double two_er = 2 * p.eps_r;
+  const double alpha = up(up(alpha0) * (1 + two_er));
+  const double d_hi = up(alpha / dn(m_lo * (1 - two_er))), d_lo = up(alpha / m_lo);
+  if (alpha0 == 0) {
+    row.under = 0;
+  } else if (d_hi <= 0.25 && two_er <= 0.125) {
+    row.under = up(up(alpha0) / m_lo);
+  } else if (d_hi < 1) {
+    row.f_hi = up(1.0 / dn(std::sqrt(dn(1 - d_hi))));
+    row.f_lo = dn(1.0 / up(std::sqrt(up(1 + d_lo))));
+  } else {
+    row.domain = Row::Domain::any;
   }
+}
 
-  // rstd: r̂ ∈ [RN32(r(1 − eps_r)), RN32(r(1 + eps_r))].
-  if (o.want_rstd) {
-    if (row.domain == Row::Domain::any) {
-      sink.rstd(ri, of_kind(Kind::any), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
-    } else if (row.domain == Row::Domain::nan_out) {
-      const double inf = std::numeric_limits<double>::infinity();
-      sink.rstd(ri, of_kind(Kind::exact_bits, 0x7f800000u, inf), inf, inf);
-    } else {
-      const double rel = row.rel_r + num::kU53;
-      const double rlo = dn(row.r * (1 - rel)), rhi = up(row.r * (1 + rel));
-      const double e = p.eps_r;
-      bool fb = false;
-      auto getN = [&] { row.ensure_exact(); return row.Dd; };  // r = sqrt(D/Q)
-      const std::int64_t kl = key_of(row, p.g32, rlo, rhi, row.lower(e), 0, 1, mode, fb, getN);
-      const std::int64_t kh = key_of(row, p.g32, rlo, rhi, row.upper(e), 0, 1, mode, fb, getN);
-      const std::int64_t kr = key_of(row, p.g32, rlo, rhi, 1.0, 0, 1, mode, fb, getN);
-      sink.rstd(ri, signed_range(kl, kh, kr, false, p.g32, row.r, fb), rlo, rhi);
-    }
+// rstd: r̂ ∈ [RN32(r(1 − eps_r)), RN32(r(1 + eps_r))].
+void judge_rstd(const Plan& p, std::int64_t ri, Evaluation mode, Row& row, Sink& sink) {
+  if (row.domain == Row::Domain::any) {
+    sink.rstd(ri, of_kind(Kind::any), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN());
+    return;
   }
+  if (row.domain == Row::Domain::nan_out) {
+    const double inf = std::numeric_limits<double>::infinity();
+    sink.rstd(ri, of_kind(Kind::exact_bits, 0x7f800000u, inf), inf, inf);
+    return;
+  }
+  const double rel = row.rel_r + num::kU53;
+  const double rlo = dn(row.r * (1 - rel)), rhi = up(row.r * (1 + rel));
+  const double e = p.eps_r;
+  bool fb = false;
+  auto getN = [&] { row.ensure_exact(); return row.Dd; };  // r = sqrt(D/Q)
+  const std::int64_t kl = key_of(row, p.g32, rlo, rhi, row.lower(e), 0, 1, mode, fb, getN);
+  const std::int64_t kh = key_of(row, p.g32, rlo, rhi, row.upper(e), 0, 1, mode, fb, getN);
+  const std::int64_t kr = key_of(row, p.g32, rlo, rhi, 1.0, 0, 1, mode, fb, getN);
+  sink.rstd(ri, signed_range(kl, kh, kr, false, p.g32, row.r, fb), rlo, rhi);
+}
 
-  // Per-element FP64 enclosure of |y_j| (weighted) — or of |x_j| r for llama's t.
-  auto enclose = [&](std::int64_t j, bool with_weight, double& yd, double& ylo, double& yhi) __attribute__((always_inline)) {
-    const double P = with_weight ? std::fabs(static_cast<double>(row.xs[j]) * p.w[j]) : std::fabs(static_cast<double>(row.xs[j]));
-    yd = P * row.r;
-    const double rel = row.rel_r + (with_weight ? p.w_rel : 0.0) + 3 * num::kU53;
-    ylo = dn(yd * (1 - rel));
-    yhi = up(yd * (1 + rel));
-  };
-  auto y_negative = [&](std::int64_t j) {
-    const bool wneg = p.no_weight ? false : (p.gemma ? std::signbit(p.w[j]) : std::signbit(c.g[j]));
-    return std::signbit(row.xs[j]) != wneg;
-  };
-  // Absolute underflow slack of the kernel's y_j: (x·r)·w with fp32 products that may underflow
-  // (≤ 2^-150 each, the first scaled by |w|): 2^-148·(1 + |w|) covers both with room.
-  auto eta_of = [&](std::int64_t j) { return up(num::kEta * (1 + std::fabs(p.w[j]))); };
+// FP64 enclosure of |y_j| (weighted), or of |x_j|·r for llama's t.
+ORACLE_INLINE void enclose(const Plan& p, const Row& row, std::int64_t j, bool with_weight, double& yd, double& ylo,
+                           double& yhi) {
+  const double P = with_weight ? std::fabs(static_cast<double>(row.xs[j]) * p.w[j]) : std::fabs(static_cast<double>(row.xs[j]));
+  yd = P * row.r;
+  const double rel = row.rel_r + (with_weight ? p.w_rel : 0.0) + 3 * num::kU53;
+  ylo = dn(yd * (1 - rel));
+  yhi = up(yd * (1 + rel));
+}
 
-  // --- FP8 scales (dynamic modes): exact s = max(amax / fp8_max, floor32) per group. ---
-  std::vector<double> s_used(static_cast<std::size_t>(p.groups), 1.0);  // the s q is judged with
-  std::vector<char> s_valid(static_cast<std::size_t>(p.groups), 1);
-  struct ExactScale { bool amax_branch = false; std::int64_t jstar = -1; double value = 0; MagPair mag; };
-  std::vector<ExactScale> s_exact(static_cast<std::size_t>(p.groups));
+bool y_negative(const Plan& p, const Row& row, std::int64_t j) {
+  const bool wneg = p.no_weight ? false : (p.gemma ? std::signbit(p.w[j]) : std::signbit(p.c->g[j]));
+  return std::signbit(row.xs[j]) != wneg;
+}
+
+// Absolute underflow slack of the kernel's y_j: (x·r)·w with fp32 products that may underflow
+// (≤ 2^-150 each, the first scaled by |w|): 2^-148·(1 + |w|) covers both with room.
+double eta_of(const Plan& p, std::int64_t j) { return up(num::kEta * (1 + std::fabs(p.w[j]))); }
+
+// The FP8 scales of a row (dynamic modes: exact s = max(amax / fp8_max, floor32) per group),
+// and the s each group's q is judged with.
+struct ExactScale {
+  bool amax_branch = false;
+  std::int64_t jstar = -1;
+  double value = 0;
+  MagPair mag;
+};
+struct RowScales {
+  std::vector<double> used;  // the s q is judged with
+  std::vector<char> valid;
+  std::vector<ExactScale> exact;
+};
+
+// Judges the row's scales (into the sink) and returns the ones q is judged with. A row whose
+// scales the kernel cannot form finitely is moved out of the domain first.
+RowScales judge_scales(const Plan& p, std::int64_t ri, const RowOptions& o, Row& row, Sink& sink) {
+  const ForwardCase& c = *p.c;
+  const std::int64_t D = c.dim;
+  const Evaluation mode = o.mode;
+  RowScales sc;
+  sc.used.assign(static_cast<std::size_t>(p.groups), 1.0);
+  sc.valid.assign(static_cast<std::size_t>(p.groups), 1);
+  sc.exact.resize(static_cast<std::size_t>(p.groups));
   // A non-finite weight (inf, or NaN) is outside the guaranteed domain: y_j = x_j·r·w_j is ±inf
   // or NaN (0·inf), and with dynamic FP8 scales it reaches the scale of its group — for FP8 the
-  // whole row is then out of the domain, otherwise only its own column (below).
+  // whole row is then out of the domain, otherwise only its own column (y_element).
   if (p.quant && !p.weights_finite && row.domain == Row::Domain::normal) row.domain = Row::Domain::any;
   // Dynamic scales come from the kernel's fp32 y (docs/contract.md#fp8: q from the fp32 y). When
   // the row's largest |y| may reach the fp32 overflow threshold — finite x and g, but |g| ~ 2^127
@@ -416,7 +437,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
   if (p.quant && p.dynamic && row.domain == Row::Domain::normal) {
     const ExactScale* top = nullptr;
     for (std::int64_t b = 0; b < p.groups; ++b) {
-      ExactScale& es = s_exact[b];
+      ExactScale& es = sc.exact[b];
       const std::int64_t j0 = b * p.group_width, j1 = std::min(D, j0 + p.group_width);
       for (std::int64_t j = j0; j < j1; ++j) {
         const MagPair mp = exact_mag(row.xs[j], p.no_weight ? 1.0f : c.g[j], c.convention);
@@ -426,13 +447,13 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
     }
     if (top != nullptr && top->mag.hi > 0) {
       double yd, ylo, yhi;
-      enclose(top->jstar, true, yd, ylo, yhi);
+      enclose(p, row, top->jstar, true, yd, ylo, yhi);
       if (up(yhi * up(1 + p.eps32 + num::kU)) >= static_cast<double>(kFltMax)) row.domain = Row::Domain::any;
     }
   }
   if (p.quant && row.domain == Row::Domain::normal) {
     for (std::int64_t b = 0; b < p.groups; ++b) {
-      ExactScale& es = s_exact[b];
+      ExactScale& es = sc.exact[b];
       if (!p.dynamic) { es.value = c.static_scale; continue; }
       const std::int64_t j0 = b * p.group_width, j1 = std::min(D, j0 + p.group_width);
       const MagPair best = es.mag;  // found above, with es.jstar
@@ -440,7 +461,7 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       bool fb = false;
       if (best.hi > 0) {
         double yd, ylo, yhi;
-        enclose(es.jstar, true, yd, ylo, yhi);
+        enclose(p, row, es.jstar, true, yd, ylo, yhi);
         if (mode == Evaluation::fast && ylo > floorM) es.amax_branch = true;
         else if (mode == Evaluation::fast && yhi < floorM) es.amax_branch = false;
         else {
@@ -459,15 +480,15 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
       double e = p.eps32 + num::kU;
       if (es.amax_branch) {
         double eta_max = 0;
-        for (std::int64_t j = j0; j < j1; ++j) eta_max = std::max(eta_max, eta_of(j));
+        for (std::int64_t j = j0; j < j1; ++j) eta_max = std::max(eta_max, eta_of(p, j));
         double yd, ylo, yhi;
-        enclose(es.jstar, true, yd, ylo, yhi);
+        enclose(p, row, es.jstar, true, yd, ylo, yhi);
         e = up(e + up(eta_max / ylo));
       }
       auto scale_key = [&](double A) -> std::int64_t {
         if (es.amax_branch) {
           double yd, ylo, yhi;
-          enclose(es.jstar, true, yd, ylo, yhi);
+          enclose(p, row, es.jstar, true, yd, ylo, yhi);
           return key_of(row, p.g32, ylo, yhi, A, 0, p.fp8_max, mode, fb, [&] { return row.N(es.jstar, true); });
         }
         const Dyadic v = Dyadic(static_cast<double>(p.floor32)) * Dyadic(A);
@@ -481,151 +502,167 @@ void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sin
         const std::size_t idx = static_cast<std::size_t>(ri * p.groups + b);
         s = idx < o.kernel_scale->size() ? static_cast<double>((*o.kernel_scale)[idx]) : std::numeric_limits<double>::quiet_NaN();
       }
-      s_used[b] = s;
-      s_valid[b] = std::isfinite(s) && s > 0;
+      sc.used[b] = s;
+      sc.valid[b] = std::isfinite(s) && s > 0;
     }
   } else if (p.quant && p.dynamic && o.want_scale) {
     for (std::int64_t b = 0; b < p.groups; ++b) sink.scale(ri, b, of_kind(Kind::any));
   }
-  if (p.quant && !p.dynamic) { s_used.assign(1, c.static_scale); }
+  if (p.quant && !p.dynamic) sc.used.assign(1, c.static_scale);
+  return sc;
+}
 
-  if (!o.want_y) return;
-  const Grid& gy = p.gy;
-  thread_local std::vector<KeyAcceptance> ys;
-  ys.resize(static_cast<std::size_t>(D));
-  // The hot path (a plain forward in a normal row, fast mode): the same enclosures and keys as
-  // the general loop below, with the per-row constants hoisted; any element whose enclosures
-  // straddle a boundary is left to the general loop (marked by `pending`).
-  thread_local std::vector<char> pending;
-  pending.assign(static_cast<std::size_t>(D), 1);
-  if (row.domain == Row::Domain::normal && !p.llama && !p.quant && mode == Evaluation::fast) {
-    const Grid g = gy;
-    const double r = row.r;
-    const double rel = row.rel_r + p.w_rel + 3 * num::kU53;
-    const double below = 1 - rel, above = 1 + rel;
-    const double e = p.eps32;
-    const double A_lo = row.lower(e), A_hi = row.upper(e);
-    // Where η_j ≤ |y_j|·2^-58, the absolute η folds into a relative factor 1 ∓ 2^-58: then each
-    // acceptance end is yd times one precomputed constant (rounded outward once here and once
-    // per element). Below that magnitude the general loop keeps η explicit.
-    const double y_min = up(num::kEta * (1 + p.max_abs_w)) * 0x1p60;
-    const double cL_lo = dn(dn(dn(below * A_lo)) * (1 - 0x1p-58)), cL_hi = up(up(above * A_lo));
-    const double cH_lo = dn(below * A_hi), cH_hi = up(up(up(above * A_hi)) * (1 + 0x1p-58));
-    const float* xs = row.xs.data();
-    const double* w = p.w.data();
-    const bool wsign = !p.no_weight && !p.gemma;
-    const float* gf = wsign ? c.g.data() : nullptr;
-    KeyAcceptance* out = ys.data();
-    char* todo = pending.data();
-    for (std::int64_t j = 0; j < D; ++j) {
-      const double P = std::fabs(static_cast<double>(xs[j]) * w[j]);
-      const double yd = P * r;
-      if (!(yd >= y_min) || !(yd <= std::numeric_limits<double>::max())) continue;  // zero, tiny or non-finite: general loop
-      const std::int64_t kr = num::rn_key(dn(yd * below), g);
-      if (num::rn_key(up(yd * above), g) != kr) continue;
-      const std::int64_t kl = num::rn_key(dn(yd * cL_lo), g);
-      if (num::rn_key(up(yd * cL_hi), g) != kl) continue;
-      const std::int64_t kh = num::rn_key(dn(yd * cH_lo), g);
-      if (num::rn_key(up(yd * cH_hi), g) != kh) continue;
-      const bool neg = std::signbit(xs[j]) != (wsign ? std::signbit(gf[j]) : std::signbit(w[j]));
-      KeyAcceptance& a = out[j];
-      a.kind = Kind::range;
-      a.lo = neg ? -kh : kl;
-      a.hi = neg ? -kl : kh;
-      a.rounded = (neg ? g.sign_bit : 0u) | static_cast<std::uint32_t>(kr);
-      a.exact = neg ? -yd : yd;
-      a.fallback = false;
-      todo[j] = 0;
-    }
-  }
+// The hot path (a plain forward in a normal row, fast mode): the same enclosures and keys as
+// y_element, with the per-row constants hoisted; an element whose enclosures straddle a boundary
+// is left to y_element (pending stays 1).
+void y_fast(const Plan& p, const Row& row, KeyAcceptance* out, char* pending) {
+  const ForwardCase& c = *p.c;
+  const std::int64_t D = c.dim;
+  const Grid g = p.gy;
+  const double r = row.r;
+  const double rel = row.rel_r + p.w_rel + 3 * num::kU53;
+  const double below = 1 - rel, above = 1 + rel;
+  const double e = p.eps32;
+  const double A_lo = row.lower(e), A_hi = row.upper(e);
+  // Where η_j ≤ |y_j|·2^-58, the absolute η folds into a relative factor 1 ∓ 2^-58: then each
+  // acceptance end is yd times one precomputed constant (rounded outward once here and once
+  // per element). Below that magnitude y_element keeps η explicit.
+  const double y_min = up(num::kEta * (1 + p.max_abs_w)) * 0x1p60;
+  const double cL_lo = dn(dn(dn(below * A_lo)) * (1 - 0x1p-58)), cL_hi = up(up(above * A_lo));
+  const double cH_lo = dn(below * A_hi), cH_hi = up(up(up(above * A_hi)) * (1 + 0x1p-58));
+  const float* xs = row.xs.data();
+  const double* w = p.w.data();
+  const bool wsign = !p.no_weight && !p.gemma;
+  const float* gf = wsign ? c.g.data() : nullptr;
   for (std::int64_t j = 0; j < D; ++j) {
-    if (!pending[static_cast<std::size_t>(j)]) continue;
-    if (row.domain == Row::Domain::any) { ys[j] = (of_kind(Kind::any)); continue; }
-    if (row.domain == Row::Domain::nan_out) {
-      ys[j] = (of_kind(Kind::nan_only, rmsnorm::traits_of(c.y_type).nan_bits,
-                            std::numeric_limits<double>::quiet_NaN()));
-      continue;
-    }
-    if (!std::isfinite(p.w[j])) { ys[j] = of_kind(Kind::any); continue; }
-    const float xj = row.xs[j];
-    const bool neg = y_negative(j);
-    const bool zero = xj == 0 || p.w[j] == 0;
-
-    if (p.llama) {
-      // t = RN_in(x·r) ∈ [RN_in(x r(1 − eps_t) − η), RN_in(x r(1 + eps_t) + η)] (magnitudes),
-      // then y = RN_in(t·g) with one fp32 rounding of the product: u more, η more.
-      if (zero) { ys[j] = (signed_zero(neg, gy)); continue; }
-      double td, tlo, thi;
-      enclose(j, false, td, tlo, thi);
-      bool fb = false;
-      const double e = p.eps_t;
-      auto getN = [&] { return row.N(j, false); };
-      const std::int64_t ktl = key_of(row, p.gx, tlo, thi, row.lower(e), -num::kEta, 1, mode, fb, getN);
-      const std::int64_t kth = key_of(row, p.gx, tlo, thi, row.upper(e), num::kEta, 1, mode, fb, getN);
-      const std::int64_t ktr = key_of(row, p.gx, tlo, thi, 1.0, 0, 1, mode, fb, getN);
-      const double ag = std::fabs(static_cast<double>(c.g[j]));
-      auto y_key = [&](std::int64_t kt, double factor, double B) {
-        const double pv = num::value_of_key(kt, p.gx) * ag;  // exact (≤ 24 + 24 bits)
-        const double lo = dn(dn(pv * factor) + B), hi = up(up(pv * factor) + B);
-        const Dyadic v = Dyadic(pv) * Dyadic(factor) + Dyadic(B);
-        return key_of_dyadic(gy, lo, hi, v, mode, fb);
-      };
-      const std::int64_t kl = y_key(ktl, 1 - num::kU, -num::kEta);
-      const std::int64_t kh = y_key(kth, 1 + num::kU, num::kEta);
-      const double pr = num::value_of_key(ktr, p.gx) * ag;  // exact, so one RN is exact
-      const std::int64_t kr = num::rn_key(pr, gy);
-      ys[j] = (signed_range(kl, kh, kr, neg, gy, pr, fb));
-      continue;
-    }
-
-    if (zero) { ys[j] = (signed_zero(neg, gy)); continue; }
-    double yd, ylo, yhi;
-    enclose(j, true, yd, ylo, yhi);
-    bool fb = false;
-    auto getN = [&] { return row.N(j, true); };
-    const double eta = eta_of(j);
-    if (!p.quant) {
-      // ŷ ∈ [RN_out(|y|(1 − eps32) − η), RN_out(|y|(1 + eps32) + η)], signed by y.
-      const double e = p.eps32;
-      const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, 1, mode, fb, getN);
-      const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, 1, mode, fb, getN);
-      const std::int64_t kr = key_of(row, gy, ylo, yhi, 1.0, 0, 1, mode, fb, getN);
-      ys[j] = (signed_range(kl, kh, kr, neg, gy, yd, fb));
-      continue;
-    }
-    // FP8: q judged with the scale s in use: q ∈ [RN8sat(|y|(1 − eps32 − 2u)/s − η/s), ...];
-    // 2u: the division by s (or a reciprocal and a product).
-    const std::int64_t b = j / p.group_width;
-    if (!s_valid[b]) { ys[j] = (of_kind(Kind::any)); continue; }  // the scale itself fails
-    const double s = s_used[b];
-    const double e = p.eps32 + 2 * num::kU;
-    const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, s, mode, fb, getN);
-    const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, s, mode, fb, getN);
-    std::int64_t kr;
-    double exact_q = yd / s;
-    const ExactScale& es = s_exact[b];
-    if (o.q_against_exact_scale && p.dynamic && es.amax_branch) {
-      // y_j / s_exact = max · |x_j w_j| / |x* w*|: a ratio of dyadics, r cancels.
-      const std::int64_t js = es.jstar;
-      const double Pj = std::fabs(static_cast<double>(xj) * p.w[j]);
-      const double Ps = std::fabs(static_cast<double>(row.xs[js]) * p.w[js]);
-      const double v = p.fp8_max * Pj / Ps;
-      const double rel = 2 * p.w_rel + 3 * num::kU53;
-      Dyadic xwj = Dyadic(static_cast<double>(xj)) * row.exact_weight(j);
-      Dyadic xws = Dyadic(static_cast<double>(row.xs[js])) * row.exact_weight(js);
-      if (xwj.sign() < 0) xwj = -xwj;
-      if (xws.sign() < 0) xws = -xws;
-      const Dyadic num_ = Dyadic(p.fp8_max) * xwj;
-      kr = decide(gy, dn(v * (1 - rel)), up(v * (1 + rel)), mode, fb,
-                  [&](double mid) { return num::compare(num_, Dyadic(mid) * xws); });
-      exact_q = v;
-    } else {
-      const double sq = (o.q_against_exact_scale && p.dynamic) ? static_cast<double>(p.floor32) : s;
-      kr = key_of(row, gy, ylo, yhi, 1.0, 0, sq, mode, fb, getN);
-      exact_q = yd / sq;
-    }
-    ys[j] = (signed_range(kl, kh, kr, neg, gy, exact_q, fb));
+    const double P = std::fabs(static_cast<double>(xs[j]) * w[j]);
+    const double yd = P * r;
+    if (!(yd >= y_min) || !(yd <= std::numeric_limits<double>::max())) continue;  // zero, tiny or non-finite: y_element
+    const std::int64_t kr = num::rn_key(dn(yd * below), g);
+    if (num::rn_key(up(yd * above), g) != kr) continue;
+    const std::int64_t kl = num::rn_key(dn(yd * cL_lo), g);
+    if (num::rn_key(up(yd * cL_hi), g) != kl) continue;
+    const std::int64_t kh = num::rn_key(dn(yd * cH_lo), g);
+    if (num::rn_key(up(yd * cH_hi), g) != kh) continue;
+    const bool neg = std::signbit(xs[j]) != (wsign ? std::signbit(gf[j]) : std::signbit(w[j]));
+    KeyAcceptance& a = out[j];
+    a.kind = Kind::range;
+    a.lo = neg ? -kh : kl;
+    a.hi = neg ? -kl : kh;
+    a.rounded = (neg ? g.sign_bit : 0u) | static_cast<std::uint32_t>(kr);
+    a.exact = neg ? -yd : yd;
+    a.fallback = false;
+    pending[j] = 0;
   }
+}
+
+// The acceptance of y_j (q_j under FP8) in general.
+KeyAcceptance y_element(const Plan& p, const RowOptions& o, Row& row, const RowScales& sc, std::int64_t j) {
+  const ForwardCase& c = *p.c;
+  const Grid& gy = p.gy;
+  const Evaluation mode = o.mode;
+  if (row.domain == Row::Domain::any) return of_kind(Kind::any);
+  if (row.domain == Row::Domain::nan_out)
+    return of_kind(Kind::nan_only, rmsnorm::traits_of(c.y_type).nan_bits, std::numeric_limits<double>::quiet_NaN());
+  if (!std::isfinite(p.w[j])) return of_kind(Kind::any);
+  const float xj = row.xs[j];
+  const bool neg = y_negative(p, row, j);
+  const bool zero = xj == 0 || p.w[j] == 0;
+  if (zero) return signed_zero(neg, gy);
+
+  if (p.llama) {
+    // t = RN_in(x·r) ∈ [RN_in(x r(1 − eps_t) − η), RN_in(x r(1 + eps_t) + η)] (magnitudes),
+    // then y = RN_in(t·g) with one fp32 rounding of the product: u more, η more.
+    double td, tlo, thi;
+    enclose(p, row, j, false, td, tlo, thi);
+    bool fb = false;
+    const double e = p.eps_t;
+    auto getN = [&] { return row.N(j, false); };
+    const std::int64_t ktl = key_of(row, p.gx, tlo, thi, row.lower(e), -num::kEta, 1, mode, fb, getN);
+    const std::int64_t kth = key_of(row, p.gx, tlo, thi, row.upper(e), num::kEta, 1, mode, fb, getN);
+    const std::int64_t ktr = key_of(row, p.gx, tlo, thi, 1.0, 0, 1, mode, fb, getN);
+    const double ag = std::fabs(static_cast<double>(c.g[j]));
+    auto y_key = [&](std::int64_t kt, double factor, double B) {
+      const double pv = num::value_of_key(kt, p.gx) * ag;  // exact (≤ 24 + 24 bits)
+      const double lo = dn(dn(pv * factor) + B), hi = up(up(pv * factor) + B);
+      const Dyadic v = Dyadic(pv) * Dyadic(factor) + Dyadic(B);
+      return key_of_dyadic(gy, lo, hi, v, mode, fb);
+    };
+    const std::int64_t kl = y_key(ktl, 1 - num::kU, -num::kEta);
+    const std::int64_t kh = y_key(kth, 1 + num::kU, num::kEta);
+    const double pr = num::value_of_key(ktr, p.gx) * ag;  // exact, so one RN is exact
+    const std::int64_t kr = num::rn_key(pr, gy);
+    return signed_range(kl, kh, kr, neg, gy, pr, fb);
+  }
+
+  double yd, ylo, yhi;
+  enclose(p, row, j, true, yd, ylo, yhi);
+  bool fb = false;
+  auto getN = [&] { return row.N(j, true); };
+  const double eta = eta_of(p, j);
+  if (!p.quant) {
+    // ŷ ∈ [RN_out(|y|(1 − eps32) − η), RN_out(|y|(1 + eps32) + η)], signed by y.
+    const double e = p.eps32;
+    const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, 1, mode, fb, getN);
+    const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, 1, mode, fb, getN);
+    const std::int64_t kr = key_of(row, gy, ylo, yhi, 1.0, 0, 1, mode, fb, getN);
+    return signed_range(kl, kh, kr, neg, gy, yd, fb);
+  }
+  // FP8: q judged with the scale s in use: q ∈ [RN8sat(|y|(1 − eps32 − 2u)/s − η/s), ...];
+  // 2u: the division by s (or a reciprocal and a product).
+  const std::int64_t b = j / p.group_width;
+  if (!sc.valid[b]) return of_kind(Kind::any);  // the scale itself fails
+  const double s = sc.used[b];
+  const double e = p.eps32 + 2 * num::kU;
+  const std::int64_t kl = key_of(row, gy, ylo, yhi, row.lower(e), -eta, s, mode, fb, getN);
+  const std::int64_t kh = key_of(row, gy, ylo, yhi, row.upper(e), eta, s, mode, fb, getN);
+  std::int64_t kr;
+  double exact_q = yd / s;
+  const ExactScale& es = sc.exact[b];
+  if (o.q_against_exact_scale && p.dynamic && es.amax_branch) {
+    // y_j / s_exact = max · |x_j w_j| / |x* w*|: a ratio of dyadics, r cancels.
+    const std::int64_t js = es.jstar;
+    const double Pj = std::fabs(static_cast<double>(xj) * p.w[j]);
+    const double Ps = std::fabs(static_cast<double>(row.xs[js]) * p.w[js]);
+    const double v = p.fp8_max * Pj / Ps;
+    const double rel = 2 * p.w_rel + 3 * num::kU53;
+    Dyadic xwj = Dyadic(static_cast<double>(xj)) * row.exact_weight(j);
+    Dyadic xws = Dyadic(static_cast<double>(row.xs[js])) * row.exact_weight(js);
+    if (xwj.sign() < 0) xwj = -xwj;
+    if (xws.sign() < 0) xws = -xws;
+    const Dyadic num_ = Dyadic(p.fp8_max) * xwj;
+    kr = decide(gy, dn(v * (1 - rel)), up(v * (1 + rel)), mode, fb,
+                [&](double mid) { return num::compare(num_, Dyadic(mid) * xws); });
+    exact_q = v;
+  } else {
+    const double sq = (o.q_against_exact_scale && p.dynamic) ? static_cast<double>(p.floor32) : s;
+    kr = key_of(row, gy, ylo, yhi, 1.0, 0, sq, mode, fb, getN);
+    exact_q = yd / sq;
+  }
+  return signed_range(kl, kh, kr, neg, gy, exact_q, fb);
+}
+
+}  // namespace
+
+void evaluate_row(const Plan& p, std::int64_t ri, const RowOptions& o, Sink& sink) {
+  Row row;
+  row.p = &p;
+  row.index = ri;
+  load_row(p, ri, o.mode, sink, row);
+  classify_row(p, o.mode, row);
+  // rstd is judged before the FP8 scales may move the row out of the domain: r itself is unaffected.
+  if (o.want_rstd) judge_rstd(p, ri, o.mode, row, sink);
+  const RowScales sc = judge_scales(p, ri, o, row, sink);
+  if (!o.want_y) return;
+  const std::int64_t D = p.c->dim;
+  thread_local std::vector<KeyAcceptance> ys;
+  thread_local std::vector<char> pending;
+  ys.resize(static_cast<std::size_t>(D));
+  pending.assign(static_cast<std::size_t>(D), 1);
+  if (row.domain == Row::Domain::normal && !p.llama && !p.quant && o.mode == Evaluation::fast)
+    y_fast(p, row, ys.data(), pending.data());
+  for (std::int64_t j = 0; j < D; ++j)
+    if (pending[static_cast<std::size_t>(j)]) ys[j] = y_element(p, o, row, sc, j);
   sink.y_row(ri, ys.data());
 }
 
