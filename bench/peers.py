@@ -1,36 +1,72 @@
 #!/usr/bin/env python3
-"""Time the peers that docs/performance.md names (PyTorch eager, torch.compile) next to a
-device-to-device copy of the same bytes measured in the same process, with the method of
-rmsnorm-bench, and write a CSV with exactly the header of rmsnorm-bench's so that
-scripts/bench_table.py reads both.
+"""Time the peers a kernel engineer would pick (PyTorch eager, torch.compile, Liger-Kernel,
+FlashInfer, QuACK) next to a device-to-device copy of the same bytes measured in the same process,
+with the method of rmsnorm-bench, and write a CSV with exactly the header of rmsnorm-bench's so
+that scripts/bench_table.py reads both.
 
-Peers (variant column):
-  forward             torch.eager           F.rms_norm(x, (D,), w, eps=1e-6)
-  add_forward         torch.eager           torch.add(h, o, out=h); F.rms_norm(h, ...)
-  backward            torch.eager           aten._fused_rms_norm_backward(dy, x, [D], rstd, w,
-                                            [True, True]) when this torch has it and it agrees
-                                            with autograd on a small case; else
-                                            torch.autograd.grad(y, (x, w), dy, retain_graph=True)
-                                            on a graph built once per buffer set (see the note)
-  forward_quant       torch.eager_composed  y = F.rms_norm(x); s = max(amax|y| / 448, 1/(448*512))
-                                            per row; q = (y / s).to(float8_e4m3fn)
-  add_forward_quant   torch.eager_composed  h += o, then the same
-  every op            torch.compile         the same function under torch.compile (mode default,
-                                            dynamic=False), compiled once per op and shape; for
-                                            backward the forward is compiled and the timed call
-                                            is autograd.grad through the compiled backward
+Peers (--peers: eager, compile, liger, flashinfer, quack; default all; variant column in brackets):
+  eager [torch.eager, torch.eager_composed for the FP8 ops]
+    forward             F.rms_norm(x, (D,), w, eps=1e-6)
+    add_forward         torch.add(h, o, out=h); F.rms_norm(h, ...)
+    backward            aten._fused_rms_norm_backward(dy, x, [D], rstd, w, [True, True]) when this
+                        torch has it and it agrees with autograd on a small case; else
+                        torch.autograd.grad(y, (x, w), dy, retain_graph=True) on a graph built once
+                        per buffer set (see the note)
+    forward_quant       y = F.rms_norm(x); s = max(amax|y| / 448, 1/(448*512)) per row;
+                        q = (y / s).to(float8_e4m3fn)
+    add_forward_quant   h += o, then the same
+  compile [torch.compile]
+    every op above      the same function under torch.compile (mode default, dynamic=False),
+                        compiled once per op and shape; for backward the forward is compiled and
+                        the timed call is autograd.grad through the compiled backward
+  liger [liger.rms_norm]  Liger-Kernel's autograd Functions (liger_kernel.ops.rms_norm and
+                        fused_add_rms_norm), casting_mode "llama" (the Functions' and LigerRMSNorm's
+                        default: x·r in fp32 rounded to x's type, then times w), offset 0, eps 1e-6
+    forward             LigerRMSNormFunction.apply(x, w, eps, 0.0, "llama", True)
+    add_forward         LigerFusedAddRMSNormFunction.apply(o, h, w, eps, 0.0, "llama", False)
+                        -> (y, h + o), both fresh tensors
+    backward            torch.autograd.grad through LigerRMSNormFunction, graph built once per
+                        buffer set; in_place=True, Liger's default (LigerRMSNorm): dX is written
+                        over dy, so later calls on a set see that dX as their dy (timing only);
+                        the fused add's Functions and module default to in_place=False, kept
+    add_backward        the same through LigerFusedAddRMSNormFunction, grad outputs (dy, dresidual)
+  flashinfer [flashinfer.rmsnorm]  kernel "rmsnorm" of libflashinfer_norm_plugin.so
+                        (adapters/flashinfer: FlashInfer's norm::RMSNorm and FusedAddRMSNorm behind
+                        this project's plugin ABI, include/rmsnorm/plugin.h), called through ctypes
+                        with the tensors' device pointers and the timing stream, rstd NULL (the
+                        plugin keeps none), eps 1e-6. --flashinfer-plugin PATH, default the newest
+                        build/*/adapters/libflashinfer_norm_plugin.so
+    forward             x -> y, a tensor of its own
+    add_forward         x = h (updated in place), o, y = o (FlashInfer's in-place form; no copy)
+                        Rows outside the table's claims (f16/bf16 only; rows of a multiple of 16
+                        bytes) are 'skipped' with the claim. Its declared D range (the fused add's
+                        shared-memory bound, one entry for both ops) is left to the entry, which
+                        declines what it cannot do: a declining status (UNSUPPORTED, MISALIGNED)
+                        is 'skipped', any other non-zero status a failed row, each with the
+                        plugin's message
+  quack [quack.rmsnorm]  quack.rmsnorm.rmsnorm_fwd / rmsnorm_bwd (quack-kernels 0.6; needs
+                        nvidia-cutlass-dsl, whose JIT compiles each (dtype, D) in the warm-up)
+    forward             rmsnorm_fwd(x, w, eps=1e-6)
+    add_forward         rmsnorm_fwd(o, w, residual=h, eps=1e-6) -> (y, h + o, None)
+    backward            rmsnorm_bwd(x, w, dy, rstd), rstd from rmsnorm_fwd(..., store_rstd=True)
+    add_backward        rmsnorm_bwd(x, w, dy, rstd, dresidual_out=dres, has_residual=True)
+A peer that cannot run here (its package is not importable, the plugin is not built) and an op a
+peer has no entry for (the FP8 ops beside Liger, FlashInfer and QuACK; the backward ops beside
+FlashInfer; add_backward beside PyTorch) are said once, with the reason, above the table and again
+in the last lines of the progress; they write no CSV rows.
+
 Bytes model (bytes that must move; rstd, scales and the weight gradient are not counted), the
 formulas of rmsnorm-bench with |x| the activation element size:
   forward R·D·2|x|, add_forward R·D·4|x|, forward_quant R·D·(|x|+1), add_forward_quant
-  R·D·(3|x|+1), backward R·D·3|x| (ours adds its dg workspace bytes; a peer's dg traffic is
-  unknown, so its bytes have none: scripts/bench_table.py compares speeds with that in mind).
-  bf16: 4RD, 8RD, 3RD, 7RD, 6RD.
+  R·D·(3|x|+1), backward R·D·3|x|, add_backward R·D·4|x| (ours adds its dg workspace bytes; a
+  peer's dg traffic is unknown, so its bytes have none: scripts/bench_table.py compares speeds
+  with that in mind). bf16: 4RD, 8RD, 3RD, 7RD, 6RD, 8RD.
 
-Method (as rmsnorm-bench): CUDA events, warm-up, median of --iters timed calls; the inputs rotate
-over enough buffer sets to exceed 2× the L2 size (at most 64 sets); the copy is
-Tensor.copy_ of bytes/2 (a cudaMemcpyAsync device to device) through its own rotation, timed
-the same way in the same process, and ratio = copy time / peer time. For R <= 64 the calls are
-captured in a CUDA graph (max(32, sets) calls per graph) and replayed, the copy likewise, next
+Method (as rmsnorm-bench), the same code for every peer: CUDA events, warm-up, median of --iters
+timed calls; the inputs rotate over enough buffer sets to exceed 2× the L2 size (at most 64 sets);
+the copy is Tensor.copy_ of bytes/2 (a cudaMemcpyAsync device to device) through its own rotation,
+timed the same way in the same process, and ratio = copy time / peer time. For R <= 64 the calls
+are captured in a CUDA graph (max(32, sets) calls per graph) and replayed, the copy likewise, next
 to an "empty kernel" (torch.cuda._sleep(0), captured the same way) for empty_us and x_empty; a
 shape whose capture fails is timed without a graph (graph=0, said in the note).
 Python launches cost tens of µs, which would be counted if each timed call started on an idle
@@ -45,16 +81,22 @@ a row that could not be measured has note "failed: ..." or "skipped: ..." and ze
 Exit status: 0 when at least one row was measured, 1 when none was, 2 without PyTorch,
 77 without a CUDA device (as rmsnorm-bench).
 
-GPU host:  python3 bench/peers.py --quick --csv peers.csv
+GPU host:  PYTHONPATH=.deps/pylib python3 bench/peers.py --quick --csv peers.csv
            python3 bench/peers.py --csv peers.csv --peers eager  (the full sweep, eager only)
---quick: 6 shapes x 5 ops x 2 peers; about 30 s of measuring plus the compiling, which is capped
-at 60 s (--compile-budget): about 1.5-2 min with a cold compile cache, under 1 min with a warm one
-(Inductor's and Triton's on-disk caches, kept while the machine is).
+--quick: 6 shapes x 6 ops; PyTorch's two peers take about 30 s of measuring plus the compiling,
+which is capped at 60 s (--compile-budget): about 1.5-2 min with a cold compile cache, under 1 min
+with a warm one (Inductor's and Triton's on-disk caches, kept while the machine is); Liger's
+Triton kernels and QuACK's CuTe kernels compile on their first call at each shape, in the warm-up.
 The full sweep compiles ~300 graphs (5 ops x 60 shapes): split it across calls with --ops, or run
 --peers eager (a few minutes) and --peers compile separately.
 """
 import argparse
+import ctypes
+import glob
+import importlib
+import inspect
 import math
+import os
 import statistics
 import sys
 import time
@@ -64,8 +106,12 @@ E4M3_MAX = 448.0
 # The per-token scale's floor: a zero row gets scale 1/(448*512) instead of 0 (no division by 0).
 SCALE_MIN = 1.0 / (E4M3_MAX * 512.0)
 
-OPS = ["forward", "add_forward", "forward_quant", "add_forward_quant", "backward"]
-PEERS = ["eager", "compile"]
+OPS = ["forward", "add_forward", "forward_quant", "add_forward_quant", "backward", "add_backward"]
+PEERS = ["eager", "compile", "liger", "flashinfer", "quack"]
+# Every variant label this script writes, by peer; scripts/bench_table.py knows a peer's row by
+# these prefixes (torch., liger., flashinfer., quack.).
+LABELS = {"eager": ("torch.eager", "torch.eager_composed"), "compile": ("torch.compile",),
+          "liger": ("liger.rms_norm",), "flashinfer": ("flashinfer.rmsnorm",), "quack": ("quack.rmsnorm",)}
 DTYPE_SIZE = {"bf16": 2, "f16": 2, "f32": 4}
 DEFAULT_ROWS = [1, 16, 64, 512, 4096, 8192, 32768]
 DEFAULT_DIMS = [128, 1025, 2048, 4096, 5120, 8192, 16384, 65536]
@@ -75,6 +121,10 @@ EXTRA_DTYPES, EXTRA_DIMS, EXTRA_ROWS = ["f16", "f32"], [4096, 8192], 8192
 GRAPH_MAX_ROWS = 64
 CSV_HEADER = ("device,op,dtype,rows,dim,variant,bytes,time_us,gbps,copy_us,copy_gbps,ratio,graph,"
               "empty_us,x_empty,note")
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+FLASHINFER_PLUGIN_GLOB = "build/*/adapters/libflashinfer_norm_plugin.so"
+PLUGIN_ENTRY = "rmsnorm_plugin_v1"   # include/rmsnorm/plugin.h RMSNORM_PLUGIN_ENTRY
+LIGER_MAX_DIM = 65536                # liger_kernel/ops/utils.py calculate_settings: BLOCK_SIZE <= 65536
 
 START = time.perf_counter()
 
@@ -86,13 +136,31 @@ def progress(msg):
 def model_bytes(op, R, D, xs):
     rd = R * D
     return {"forward": rd * 2 * xs, "add_forward": rd * 4 * xs, "forward_quant": rd * (xs + 1),
-            "add_forward_quant": rd * (3 * xs + 1), "backward": rd * 3 * xs}[op]
+            "add_forward_quant": rd * (3 * xs + 1), "backward": rd * 3 * xs, "add_backward": rd * 4 * xs}[op]
 
 
 def peer_label(op, peer):
-    if peer == "compile":
-        return "torch.compile"
-    return "torch.eager_composed" if op.endswith("quant") else "torch.eager"
+    if peer == "eager":
+        return "torch.eager_composed" if op.endswith("quant") else "torch.eager"
+    return LABELS[peer][0]
+
+
+def parse_peers(text):
+    """The peer kinds of a --peers list, each named by kind (liger) or by a label it writes
+    (liger.rms_norm, torch.eager_composed); duplicates dropped, order kept. Raises ValueError."""
+    by_name = {kind: kind for kind in PEERS}
+    by_name.update({label: kind for kind, labels in LABELS.items() for label in labels})
+    kinds, bad = [], []
+    for v in (s.strip() for s in text.split(",")):
+        if not v:
+            continue
+        if v not in by_name:
+            bad.append(v)
+        elif by_name[v] not in kinds:
+            kinds.append(by_name[v])
+    if bad:
+        raise ValueError(f"unknown peer {','.join(bad)} (known: {','.join(PEERS)})")
+    return kinds
 
 
 def rotation_sets(per_set_bytes, l2_bytes):
@@ -146,6 +214,398 @@ def short_error(e):
     return f"{type(e).__name__}: {' '.join(lines[:4])}"[:300]
 
 
+
+# ---- peers that may be absent ----------------------------------------------------------------
+
+class PeerUnavailable(Exception):
+    """The peer cannot run in this process at all (its package is missing, its plugin unbuilt)."""
+
+
+class Skip(Exception):
+    """This row is not timed, for the reason given (a shape or type outside the peer's claims)."""
+
+
+def bridge_module():
+    """rmsnorm_cert.bridge (the plugin ABI's ctypes structures), from python/ of this tree when it
+    is not importable already."""
+    try:
+        from rmsnorm_cert import bridge
+    except ImportError:
+        sys.path.insert(0, os.path.join(ROOT, "python"))
+        from rmsnorm_cert import bridge
+    return bridge
+
+
+def default_flashinfer_plugin(root=ROOT):
+    """The most recently built build/*/adapters/libflashinfer_norm_plugin.so under root, or None."""
+    found = glob.glob(os.path.join(root, FLASHINFER_PLUGIN_GLOB))
+    return max(found, key=os.path.getmtime) if found else None
+
+
+def _version(dist):
+    try:
+        from importlib.metadata import version
+        return version(dist)
+    except Exception:  # noqa: BLE001 - a missing dist-info only loses the version string
+        return "unknown"
+
+
+class TorchPeer:
+    """PyTorch eager or torch.compile; the launches are PeerRunner's (_torch_launch)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.about = ""
+
+    def label(self, op):
+        return peer_label(op, self.kind)
+
+    def missing_op(self, op):
+        return "no fused-add backward form is timed for PyTorch" if op == "add_backward" else None
+
+    def declines(self, op, dt, R, D):
+        return None
+
+    def build(self, runner, case):
+        return runner._torch_launch(case, self.kind)
+
+
+class LigerPeer:
+    """Liger-Kernel's RMSNorm through its autograd Functions, as adapters/liger.py calls them."""
+
+    kind = "liger"
+    CASTING = "llama"   # LigerRMSNormFunction's and LigerFusedAddRMSNormFunction's default
+    OFFSET = 0.0
+
+    def __init__(self, importer=importlib.import_module):
+        try:
+            rn = importer("liger_kernel.ops.rms_norm")
+            self.rms = rn.LigerRMSNormFunction
+        except Exception as e:  # noqa: BLE001 - torch, triton or liger_kernel missing or broken
+            raise PeerUnavailable(f"Liger-Kernel is not importable ({short_error(e)})") from None
+        try:
+            self.add = importer("liger_kernel.ops.fused_add_rms_norm").LigerFusedAddRMSNormFunction
+            self.add_why = None
+        except Exception as e:  # noqa: BLE001 - an older Liger has no fused add
+            self.add, self.add_why = None, short_error(e)
+        self.version = _version("liger-kernel")
+        self.about = f"liger {self.version}"
+
+    def label(self, op):
+        return LABELS["liger"][0]
+
+    def missing_op(self, op):
+        if op.endswith("quant"):
+            return "Liger-Kernel has no FP8-quantizing RMSNorm"
+        if op.startswith("add_") and self.add is None:
+            return f"this Liger-Kernel has no LigerFusedAddRMSNormFunction ({self.add_why})"
+        return None
+
+    def declines(self, op, dt, R, D):
+        if D > LIGER_MAX_DIM:
+            return f"Liger's RMSNorm takes D <= {LIGER_MAX_DIM} (calculate_settings)"
+        return None
+
+    def build(self, runner, c):
+        torch, outs, w = runner.torch, c.outs, c.w
+        rms, add, cm, off = self.rms, self.add, self.CASTING, self.OFFSET
+        note = f"Liger-Kernel {self.version}, casting_mode {cm} (its default)"
+        if c.op == "forward":
+            x = c.activations()
+
+            def launch(k):
+                outs[k] = rms.apply(x[k], w, EPS, off, cm, True)
+        elif c.op == "add_forward":
+            # Liger's X is the sub-layer output, R the residual stream: (Y, S = X + R).
+            h, o = c.activations(), c.activations()
+
+            def launch(k):
+                outs[k] = add.apply(o[k], h[k], w, EPS, off, cm, False)
+        elif c.op == "backward":
+            x, dy = c.activations(), c.activations()
+            wg = w.detach().requires_grad_()
+            for v in x:
+                v.requires_grad_()
+            y = [rms.apply(x[k], wg, EPS, off, cm, True) for k in range(c.sets)]  # built once, kept
+
+            def launch(k):
+                outs[k] = torch.autograd.grad(y[k], (x[k], wg), dy[k], retain_graph=True)
+            note += "; autograd.grad, in_place=True (dX over dy)"
+        else:  # add_backward
+            h, o, dy, dres = (c.activations() for _ in range(4))
+            wg = w.detach().requires_grad_()
+            for v in h + o:
+                v.requires_grad_()
+            ys = [add.apply(o[k], h[k], wg, EPS, off, cm, False) for k in range(c.sets)]
+
+            def launch(k):
+                outs[k] = torch.autograd.grad(ys[k], (o[k], h[k], wg), (dy[k], dres[k]), retain_graph=True)
+            note += "; autograd.grad with (dy, dresidual), in_place=False (its default)"
+        return launch, note
+
+
+class QuackPeer:
+    """QuACK's RMSNorm (quack.rmsnorm.rmsnorm_fwd / rmsnorm_bwd, quack-kernels 0.6's signatures)."""
+
+    kind = "quack"
+    FWD_ARGS = {"eps", "store_rstd"}
+    ADD_FWD_ARGS = {"residual"}
+    ADD_BWD_ARGS = {"dresidual_out", "has_residual"}
+
+    def __init__(self, importer=importlib.import_module):
+        try:
+            importer("quack")
+            m = importer("quack.rmsnorm")
+            self.fwd, self.bwd = m.rmsnorm_fwd, m.rmsnorm_bwd
+        except Exception as e:  # noqa: BLE001 - quack or nvidia-cutlass-dsl missing or broken
+            raise PeerUnavailable(f"QuACK is not importable ({short_error(e)})") from None
+        fp, bp = self._params(self.fwd), self._params(self.bwd)
+        if fp is not None and not self.FWD_ARGS <= fp:
+            raise PeerUnavailable("quack.rmsnorm.rmsnorm_fwd has no " + ", ".join(sorted(self.FWD_ARGS - fp))
+                                  + " parameter (written against quack-kernels 0.6)")
+        self.add_fwd = fp is None or self.ADD_FWD_ARGS <= fp
+        self.add_bwd = self.add_fwd and (bp is None or self.ADD_BWD_ARGS <= bp)
+        self.version = _version("quack-kernels")
+        self.about = f"quack {self.version}"
+
+    @staticmethod
+    def _params(fn):
+        try:
+            return set(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):  # a wrapped callable without a signature: call as documented
+            return None
+
+    def label(self, op):
+        return LABELS["quack"][0]
+
+    def missing_op(self, op):
+        if op.endswith("quant"):
+            return "quack.rmsnorm has no FP8-quantizing RMSNorm with a per-row scale"
+        if op == "add_forward" and not self.add_fwd:
+            return "this quack.rmsnorm.rmsnorm_fwd takes no residual"
+        if op == "add_backward" and not self.add_bwd:
+            return "this quack.rmsnorm.rmsnorm_bwd takes no dresidual_out"
+        return None
+
+    def declines(self, op, dt, R, D):
+        return None
+
+    @staticmethod
+    def rstd_of(result, R):
+        """The fp32 [R] tensor among rmsnorm_fwd's results (its position has moved between
+        QuACK versions)."""
+        for t in result if isinstance(result, (tuple, list)) else (result,):
+            if t is not None and getattr(t, "dim", None) and t.dim() == 1 and t.shape[0] == R \
+                    and str(t.dtype) == "torch.float32":
+                return t
+        raise RuntimeError("quack.rmsnorm.rmsnorm_fwd(..., store_rstd=True) returned no fp32 rstd of R rows")
+
+    def build(self, runner, c):
+        fwd, bwd, outs, w = self.fwd, self.bwd, c.outs, c.w
+        note = f"quack-kernels {self.version}"
+        if c.op == "forward":
+            x = c.activations()
+
+            def launch(k):
+                outs[k] = fwd(x[k], w, eps=EPS)
+        elif c.op == "add_forward":
+            h, o = c.activations(), c.activations()
+
+            def launch(k):
+                outs[k] = fwd(o[k], w, residual=h[k], eps=EPS)
+        else:
+            # x stands for the forward's input (h + o under the fused add): its rstd, once per set.
+            x, dy = c.activations(), c.activations()
+            rstd = [self.rstd_of(fwd(x[k], w, eps=EPS, store_rstd=True), c.R) for k in range(c.sets)]
+            if c.op == "backward":
+                def launch(k):
+                    outs[k] = bwd(x[k], w, dy[k], rstd[k])
+            else:
+                dres = c.activations()
+
+                def launch(k):
+                    outs[k] = bwd(x[k], w, dy[k], rstd[k], dresidual_out=dres[k], has_residual=True)
+        return launch, note
+
+
+class PluginKernel:
+    """One kernel of a plugin table (include/rmsnorm/plugin.h), its forward entry called through
+    ctypes with the structures of rmsnorm_cert.bridge. owner keeps the library (and with it the
+    table) loaded as long as this object lives."""
+
+    def __init__(self, table, kernel_name, owner=None, bridge=None):
+        self.b = b = bridge or bridge_module()
+        self.owner = owner
+        if not table:
+            raise PeerUnavailable(f"{PLUGIN_ENTRY}() returned NULL")
+        t = table.contents
+        if t.abi_version != b.ABI_VERSION:
+            raise PeerUnavailable(f"plugin ABI version {t.abi_version}, this script speaks {b.ABI_VERSION}")
+        self.library = (t.name or b"?").decode(errors="replace")
+        names = []
+        for i in range(t.kernel_count):
+            e = t.kernels[i]
+            names.append((e.name or b"").decode(errors="replace"))
+            if names[-1] == kernel_name:
+                self.entry = e
+                break
+        else:
+            raise PeerUnavailable(f"plugin table {self.library!r} has no kernel {kernel_name!r} "
+                                  f"(it has {', '.join(names) or 'none'})")
+        self.name = f"{self.library}.{kernel_name}"
+        e = self.entry
+        self.ops = [op for i, op in enumerate(b.OPS) if (e.ops >> i) & 1]
+        if e.memory != 1:  # RMSNORM_MEMORY_DEVICE
+            raise PeerUnavailable(f"{self.name} is not a device kernel (memory {e.memory})")
+        if e.conventions and not (e.conventions >> b.CONVENTIONS["standard"]) & 1:
+            raise PeerUnavailable(f"{self.name} claims no standard convention (y = x·r·w)")
+        if any(op in self.ops for op in ("forward", "add_forward")) and not e.forward:
+            raise PeerUnavailable(f"{self.name} claims a forward op but has no forward entry")
+        self.message = ctypes.create_string_buffer(1024)
+
+    def declines(self, dt, D):
+        """Why the table's claims leave out rows of dt with D columns packed (stride D), or None.
+        The declared D range is not applied: one table entry carries both forward ops, so it
+        declares the narrower op's range (FlashInfer's fused add keeps its row in shared memory;
+        its plain forward takes wider rows); the entry itself declines what it cannot do."""
+        e, b = self.entry, self.b
+        if e.dtypes and not (e.dtypes >> b.DTYPES[dt]) & 1:
+            takes = ", ".join(n for c, n in sorted(b.DTYPE_NAMES.items()) if (e.dtypes >> c) & 1)
+            return f"{self.name} takes {takes} rows only (its table)"
+        row = D * DTYPE_SIZE[dt]
+        if e.alignment and row % e.alignment:
+            return f"{self.name} wants rows of a multiple of {e.alignment} bytes; D·{DTYPE_SIZE[dt]} = {row} (its table)"
+        return None
+
+    def forward_args(self, R, D, dt, x, y, g, stream, o=None):
+        """The forward's arguments over packed [R, D] rows of dt at device addresses x, y, o
+        (o: the fused add's sub-layer output; None for a plain forward), g of x's type, the
+        standard convention, no FP8, rstd NULL, eps EPS, on stream (a cudaStream_t as an int)."""
+        b = self.b
+        code = b.DTYPES[dt]
+        a = b._ForwardArgs()
+        a.rows, a.dim = R, D
+        a.x = b._Tensor(x, code, D)
+        a.o = b._Tensor(o or None, code, D)
+        a.y = b._Tensor(y, code, D)
+        a.g, a.g_dtype = g, code
+        a.convention, a.quant = b.CONVENTIONS["standard"], 0  # RMSNORM_QUANT_NONE
+        a.eps = EPS
+        a.rstd, a.scale = None, None
+        a.stream = stream or None
+        return a
+
+    def forward(self, args):
+        """Calls the forward entry; a declining status raises Skip, any other non-zero one
+        RuntimeError, each with the plugin's message."""
+        self.message[0] = b"\0"
+        status = self.entry.forward(ctypes.byref(args), self.message, len(self.message))
+        if status != 0:
+            b = self.b
+            what = (f"{self.name}: status {status}: "
+                    f"{self.message.value.decode(errors='replace') or '(no message)'}")
+            if status in (b.STATUS_UNSUPPORTED, b.STATUS_MISALIGNED):
+                raise Skip(what)
+            raise RuntimeError(what)
+
+
+def load_plugin_kernel(path, kernel_name, cdll=ctypes.CDLL):
+    """The kernel kernel_name of the plugin library at path, or PeerUnavailable saying why not."""
+    if not os.path.isfile(path):
+        raise PeerUnavailable(f"{path}: no such file")
+    try:
+        bridge = bridge_module()
+    except Exception as e:  # noqa: BLE001
+        raise PeerUnavailable(f"rmsnorm_cert.bridge is not importable ({short_error(e)})") from None
+    try:
+        lib = cdll(os.path.abspath(path))
+        entry = getattr(lib, PLUGIN_ENTRY)
+    except (OSError, AttributeError) as e:
+        raise PeerUnavailable(f"cannot load {path} ({short_error(e)})") from None
+    entry.restype, entry.argtypes = ctypes.POINTER(bridge._Plugin), []
+    return PluginKernel(entry(), kernel_name, owner=lib, bridge=bridge)
+
+
+class FlashInferPeer:
+    """FlashInfer's norm kernels through this project's plugin (adapters/flashinfer)."""
+
+    kind = "flashinfer"
+    KERNEL = "rmsnorm"
+
+    def __init__(self, path, loader=load_plugin_kernel):
+        if not path:
+            raise PeerUnavailable(f"no plugin: no {FLASHINFER_PLUGIN_GLOB} (configure with "
+                                  "-DFLASHINFER_INCLUDE_DIR=<folder holding flashinfer/norm.cuh>, build "
+                                  "flashinfer_norm_plugin) and no --flashinfer-plugin")
+        self.path = path
+        self.kernel = loader(path, self.KERNEL)
+        self.about = f"flashinfer plugin {path}"
+
+    def label(self, op):
+        return LABELS["flashinfer"][0]
+
+    def missing_op(self, op):
+        if op in self.kernel.ops:
+            return None
+        claims = ", ".join(self.kernel.ops)
+        if op.endswith("quant"):
+            return f"no FP8-quantizing entry in the plugin ({self.kernel.name} claims {claims})"
+        return f"FlashInfer has no RMSNorm backward ({self.kernel.name} claims {claims})"
+
+    def declines(self, op, dt, R, D):
+        return self.kernel.declines(dt, D)
+
+    def build(self, runner, c):
+        torch, k, stream = runner.torch, self.kernel, runner.stream.cuda_stream
+        g = c.w.data_ptr()
+        if c.op == "forward":
+            x = c.activations()
+            y = [torch.empty_like(v) for v in x]
+            args = [k.forward_args(c.R, c.D, c.dt, x[i].data_ptr(), y[i].data_ptr(), g, stream)
+                    for i in range(c.sets)]
+            keep = (x, y)
+            note = "x -> y"
+        else:  # add_forward: h <- h + o, o <- y
+            h, o = c.activations(), c.activations()
+            args = [k.forward_args(c.R, c.D, c.dt, h[i].data_ptr(), o[i].data_ptr(), g, stream, o=o[i].data_ptr())
+                    for i in range(c.sets)]
+            keep = (h, o)
+            note = "x = h, y = o (in place)"
+
+        def launch(i, _keep=keep):  # the tensors behind the pointers live as long as launch
+            k.forward(args[i])
+        return launch, f"plugin {os.path.basename(self.path)}, {note}"
+
+
+def make_peers(kinds, flashinfer_plugin=None, importer=importlib.import_module, loader=load_plugin_kernel):
+    """(available peers in the order of kinds, {kind: why it is not available})."""
+    peers, unavailable = [], {}
+    for kind in kinds:
+        try:
+            if kind in ("eager", "compile"):
+                peers.append(TorchPeer(kind))
+            elif kind == "liger":
+                peers.append(LigerPeer(importer))
+            elif kind == "quack":
+                peers.append(QuackPeer(importer))
+            elif kind == "flashinfer":
+                peers.append(FlashInferPeer(flashinfer_plugin, loader))
+        except PeerUnavailable as e:
+            unavailable[kind] = str(e)
+    return peers, unavailable
+
+
+def not_timed(peers, unavailable, ops):
+    """The once-only lines: each unavailable peer, then each (peer, op) without an entry."""
+    lines = [f"{kind}: skipped: {why}" for kind, why in unavailable.items()]
+    for p in peers:
+        for op in ops:
+            why = p.missing_op(op)
+            if why:
+                lines.append(f"{p.label(op)} {op}: skipped: {why}")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -154,7 +614,10 @@ def main():
     ap.add_argument("--ops", help="comma list of " + ",".join(OPS) + " (default: all)")
     ap.add_argument("--dtypes", help="comma list of bf16,f16,f32 (default bf16, plus rmsnorm-bench's "
                                      "f16/f32 extras in the default sweep)")
-    ap.add_argument("--peers", help="comma list of eager,compile (default: both)")
+    ap.add_argument("--peers", help="comma list of " + ",".join(PEERS) + " (default: all; one that cannot "
+                                    "run here is skipped with the reason)")
+    ap.add_argument("--flashinfer-plugin", metavar="PATH",
+                    help="libflashinfer_norm_plugin.so (default: the newest " + FLASHINFER_PLUGIN_GLOB + ")")
     ap.add_argument("--csv", help="write the rows as CSV to this path")
     ap.add_argument("--iters", type=int, default=50, help="timed calls per measurement (median; default 50)")
     ap.add_argument("--quick", action="store_true",
@@ -169,11 +632,12 @@ def main():
         return [int(v) for v in s.split(",") if v.strip()]
 
     ops = args.ops.split(",") if args.ops else list(OPS)
-    # A peer by kind (eager, compile) or by its label (torch.eager, torch.eager_composed, ...).
-    peers = [v.replace("torch.", "").replace("eager_composed", "eager")
-             for v in args.peers.split(",")] if args.peers else list(PEERS)
+    try:
+        kinds = parse_peers(args.peers) if args.peers else list(PEERS)
+    except ValueError as e:
+        ap.error(str(e))
     dtypes = args.dtypes.split(",") if args.dtypes else ["bf16"]
-    for name, got, allowed in (("op", ops, OPS), ("peer", peers, PEERS), ("dtype", dtypes, list(DTYPE_SIZE))):
+    for name, got, allowed in (("op", ops, OPS), ("dtype", dtypes, list(DTYPE_SIZE))):
         bad = [v for v in got if v not in allowed]
         if bad:
             ap.error(f"unknown {name} {','.join(bad)} (known: {','.join(allowed)})")
@@ -200,9 +664,15 @@ def main():
               f"(torch.version.cuda = {torch.version.cuda}); run it on the GPU host", file=sys.stderr)
         return 77
 
+    plugin = args.flashinfer_plugin or default_flashinfer_plugin()
+    peers, unavailable = make_peers(kinds, plugin)
+    skipped = not_timed(peers, unavailable, ops)
     runner = PeerRunner(torch, F, iters, compile_budget)
+    about = "".join(f", {p.about}" for p in peers if p.about)
     print(f"device: {runner.device}, L2 {runner.l2 >> 20} MiB, torch {torch.__version__}, "
-          f"triton {runner.triton_version}, iters {iters}")
+          f"triton {runner.triton_version}{about}, iters {iters}")
+    for line in skipped:
+        print(line)
     print(TABLE_HEADER, flush=True)
     # Shape by shape, every op at each: if the compile budget runs out, the shapes left without
     # a torch.compile row are the last ones (the --quick list is in order of interest), not an op.
@@ -217,6 +687,8 @@ def main():
     results = []
     for n, (op, dt, R, D) in enumerate(cases):
         for peer in peers:
+            if peer.missing_op(op):
+                continue
             r = runner.run(op, dt, R, D, peer)
             results.append(r)
             print(r.table_line(), flush=True)
@@ -228,12 +700,32 @@ def main():
     if csv_file:
         csv_file.close()
         progress(f"wrote {args.csv}")
+    for line in skipped:
+        progress("not timed: " + line)
     measured = sum(r.measured for r in results)
     progress(f"{measured} of {len(results)} rows measured; compile time {runner.compile_spent:.1f}s")
     if measured == 0:
         print("peers.py: nothing could be measured (see the notes above)", file=sys.stderr)
         return 1
     return 0
+
+
+class Case:
+    """One (op, dtype, R, D) case: the weight, the number of buffer sets the rotation needs, a
+    maker of activation sets, and a slot per set for the outputs (kept, so the writes rotate too)."""
+
+    def __init__(self, torch, op, dt, dtype, R, D, sets, device="cuda"):
+        self.torch, self.op, self.dt, self.dtype, self.R, self.D, self.sets = torch, op, dt, dtype, R, D, sets
+        self.device = device
+        self.gen = torch.Generator(device=device).manual_seed(R * 131 + D)
+        self.w = (1.0 + 0.1 * torch.randn(D, device=device, generator=self.gen)).to(dtype)
+        self.outs = [None] * sets
+
+    def activations(self):
+        """One [R, D] tensor per buffer set, N(0, 1) values of the case's dtype."""
+        torch = self.torch
+        return [torch.randn(self.R, self.D, device=self.device, dtype=self.dtype, generator=self.gen)
+                for _ in range(self.sets)]
 
 
 class PeerRunner:
@@ -421,16 +913,21 @@ class PeerRunner:
             torch.cuda.synchronize()
             return False, f"autograd.grad (aten._fused_rms_norm_backward failed: {short_error(e)})"
 
+
     def run(self, op, dt, R, D, peer):
         torch = self.torch
-        r = Result(op, dt, R, D, peer_label(op, peer))
+        r = Result(op, dt, R, D, peer.label(op))
         xs = DTYPE_SIZE[dt]
         r.bytes = float(model_bytes(op, R, D, xs))
         if op.endswith("quant") and self.fp8 is None:
             r.note = "skipped: this torch has no float8_e4m3fn"
             return r
-        if peer == "compile" and self.compile_spent >= self.compile_budget:
+        if peer.kind == "compile" and self.compile_spent >= self.compile_budget:
             r.note = f"skipped: compile budget ({self.compile_budget:.0f} s) spent"
+            return r
+        why = peer.declines(op, dt, R, D)
+        if why:
+            r.note = "skipped: " + why
             return r
         free, _total = torch.cuda.mem_get_info()
         need = R * D * 4 * 4 * 2  # fp32-sized x, o, y and a temporary, twice (peers' temporaries)
@@ -438,8 +935,11 @@ class PeerRunner:
             r.note = f"skipped: needs ~{need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free"
             return r
         try:
-            with torch.cuda.stream(self.stream), torch.set_grad_enabled(op == "backward"):
+            with torch.cuda.stream(self.stream), torch.set_grad_enabled(op.endswith("backward")):
                 self._run_case(r, op, dt, R, D, peer)
+        except Skip as e:
+            r.measured = False
+            r.note = f"skipped: {e}"
         except Exception as e:  # noqa: BLE001 - a failed peer is a row, not a crash
             try:
                 torch.cuda.synchronize()
@@ -452,52 +952,55 @@ class PeerRunner:
         return r
 
     def _run_case(self, r, op, dt, R, D, peer):
-        torch = self.torch
-        dtype = self.dtypes[dt]
         xs = DTYPE_SIZE[dt]
         act = R * D * xs
-        add = op.startswith("add_")
         out = R * D * (1 if op.endswith("quant") else xs)
-        per_set = act * 3 if op == "backward" else act * (2 if add else 1) + out
+        per_set = {"backward": act * 3, "add_backward": act * 4}.get(
+            op, act * (2 if op.startswith("add_") else 1) + out)
         sets = rotation_sets(per_set, self.l2)
-        gen = torch.Generator(device="cuda").manual_seed(R * 131 + D)
-        w = (1.0 + 0.1 * torch.randn(D, device="cuda", generator=gen)).to(dtype)
+        case = Case(self.torch, op, dt, self.dtypes[dt], R, D, sets)
+        launch, r.note = peer.build(self, case)
+        graph = R <= GRAPH_MAX_ROWS
+        note = r.note
+        self.measure(r, launch, sets, graph)
+        if r.note != note:  # the graph fallback said something; keep both
+            r.note = "; ".join(v for v in (note, r.note) if v)
 
-        def activations(n):
-            return [torch.randn(R, D, device="cuda", dtype=dtype, generator=gen) for _ in range(n)]
-
+    def _torch_launch(self, c, peer):
+        """launch(k) and its note for PyTorch eager (peer "eager") or torch.compile ("compile");
+        a compiled case is compiled and run once here, its time added to compile_spent."""
+        torch, op, outs, w = self.torch, c.op, c.outs, c.w
         fn = self._fns(op)
-        compile_s = 0.0
+        note = ""
         if peer == "compile":
             torch._dynamo.reset()
             fn = torch.compile(fn, mode="default", dynamic=False)
-        outs = [None] * sets  # outputs kept per set, so that the writes also rotate
         t_compile = time.perf_counter()
         if op == "backward":
-            x, dy = activations(sets), activations(sets)
+            x, dy = c.activations(), c.activations()
             if peer == "eager" and self.aten_backward:
-                rstd = [torch.ops.aten._fused_rms_norm(x[k], [D], w, EPS)[1] for k in range(sets)]
+                rstd = [torch.ops.aten._fused_rms_norm(x[k], [c.D], w, EPS)[1] for k in range(c.sets)]
 
                 def launch(k):
-                    outs[k] = torch.ops.aten._fused_rms_norm_backward(dy[k], x[k], [D], rstd[k], w, [True, True])
-                r.note = "aten._fused_rms_norm_backward"
+                    outs[k] = torch.ops.aten._fused_rms_norm_backward(dy[k], x[k], [c.D], rstd[k], w, [True, True])
+                note = "aten._fused_rms_norm_backward"
             else:
                 wg = w.detach().requires_grad_()
-                for k in range(sets):
+                for k in range(c.sets):
                     x[k].requires_grad_()
-                y = [fn(x[k], wg) for k in range(sets)]  # the graphs, built once, kept
+                y = [fn(x[k], wg) for k in range(c.sets)]  # the graphs, built once, kept
 
                 def launch(k):
                     outs[k] = torch.autograd.grad(y[k], (x[k], wg), dy[k], retain_graph=True)
                 if peer == "eager":
-                    r.note = self.aten_backward_why
-        elif add:
-            h, o = activations(sets), activations(sets)
+                    note = self.aten_backward_why
+        elif op.startswith("add_"):
+            h, o = c.activations(), c.activations()
 
             def launch(k):
                 outs[k] = fn(h[k], o[k], w)
         else:
-            x = activations(sets)
+            x = c.activations()
 
             def launch(k):
                 outs[k] = fn(x[k], w)
@@ -506,12 +1009,8 @@ class PeerRunner:
             torch.cuda.synchronize()
             compile_s = time.perf_counter() - t_compile
             self.compile_spent += compile_s
-            r.note = f"compile {compile_s:.1f} s"
-        graph = R <= GRAPH_MAX_ROWS
-        note = r.note
-        self.measure(r, launch, sets, graph)
-        if r.note != note:  # the graph fallback said something; keep both
-            r.note = "; ".join(v for v in (note, r.note) if v)
+            note = f"compile {compile_s:.1f} s"
+        return launch, note
 
 
 if __name__ == "__main__":

@@ -1,20 +1,22 @@
 #!/usr/bin/env python3
 """Summarize rmsnorm-bench CSVs, and bench/peers.py CSVs beside them.
 
-Our rows (variant not starting with "torch."): per op, the min / median / max ratio to the
+Our rows (variant not starting with a peer's prefix): per op, the min / median / max ratio to the
 same-run copy over the target region of docs/performance.md (R*D >= 2^25, D in [1024, 65536],
 bf16), the worst shapes, and the small-R rows (graph replay) against the empty kernel.
 
-Beside the peers (rows whose variant starts with "torch.", from bench/peers.py): for each
-(op, dtype, R, D) measured by both, our ratio, the best peer's ratio and label, and ours/peer
-speed two ways:
+Beside the peers (rows whose variant starts with one of PEER_PREFIXES: torch., liger.,
+flashinfer., quack.; bench/peers.py writes them): one table per op, a line per (dtype, R, D)
+measured by us and at least one peer, with the time_us of ours, of each peer label (a column
+each; '-' where that peer has no row), of our run's copy of the same bytes and of the best peer's
+run's copy, the best peer (the highest ratio to its own copy), and ours/best peer speed two ways:
   copy  each side's time in units of its own run's copy of the same bytes, i.e.
         (our ratio / peer ratio) * (peer bytes / our bytes); the processes differ, so this
         cancels a difference in the state of the GPU between the runs, and the bytes factor
         cancels a difference in the bytes models (ours counts the backward's dg workspace)
   time  peer time_us / our time_us, as measured
-and how many shapes we are at least as fast as the best peer (>= 1.0). Where a file has several
-rows for one shape and side (several variants or runs), the best of them is taken.
+then per op how many shapes we are at least as fast as the best peer (>= 1.0). Where a file has
+several rows for one shape and side (several variants or runs), the best of them is taken.
 
 Usage: scripts/bench_table.py bench.csv [peers.csv ...]"""
 import csv
@@ -22,7 +24,9 @@ import statistics
 import sys
 
 TARGETS = {"forward": 0.95, "add_forward": 0.90, "add_forward_quant": 0.90, "backward": 0.85, "add_backward": 0.85}
-PEER_PREFIX = "torch."
+# The labels bench/peers.py writes start with one of these; every other row is one of our variants.
+PEER_PREFIXES = ("torch.", "liger.", "flashinfer.", "quack.")
+OP_ORDER = ["forward", "add_forward", "forward_quant", "add_forward_quant", "backward", "add_backward"]
 
 
 def measured(r):
@@ -64,6 +68,10 @@ def summarize_ours(rows):
               f"median {statistics.median(x0):.2f}, max {max(x0):.2f}")
 
 
+def is_peer(r):
+    return r["variant"].startswith(PEER_PREFIXES)
+
+
 def best_by_shape(rows):
     """(op, dtype, R, D) -> the row with the highest ratio (for peers of one run: the fastest)."""
     best = {}
@@ -74,29 +82,61 @@ def best_by_shape(rows):
     return best
 
 
+def peers_by_shape(rows):
+    """(op, dtype, R, D) -> {peer label: its row with the highest ratio}."""
+    out = {}
+    for label in sorted({r["variant"] for r in rows}):
+        for key, r in best_by_shape([r for r in rows if r["variant"] == label]).items():
+            out.setdefault(key, {})[label] = r
+    return out
+
+
+def _op_rank(op):
+    return (OP_ORDER.index(op), op) if op in OP_ORDER else (len(OP_ORDER), op)
+
+
+def _label_rank(label):
+    """Columns by peer prefix, PyTorch eager before torch.compile, then by name."""
+    prefix = next(i for i, p in enumerate(PEER_PREFIXES) if label.startswith(p))
+    return (prefix, label != "torch.eager" and not label.startswith("torch.eager_"), label)
+
+
 def beside_the_peers(ours, peers):
-    mine, theirs = best_by_shape(ours), best_by_shape(peers)
-    shared = sorted(set(mine) & set(theirs), key=lambda k: (k[0], k[1], k[2], k[3]))
+    mine, theirs = best_by_shape(ours), peers_by_shape(peers)
+    shared = sorted(set(mine) & set(theirs), key=lambda k: (_op_rank(k[0]), k[1], k[2], k[3]))
     if not shared:
         print("beside the peers: no (op, dtype, R, D) measured by both")
         return
     print()
-    print("beside the peers (ours/peer speed: 'copy' = times in units of each run's own copy, "
-          "'time' = time_us as measured; >= 1.00: ours at least as fast)")
-    print(f"{'op':18s} {'dtype':5s} {'R':>6s} {'D':>6s} {'ours':26s} {'ratio':>6s} {'best peer':22s} "
-          f"{'ratio':>6s} {'us ours':>9s} {'us peer':>9s} {'x copy':>7s} {'x time':>7s}")
+    print("beside the peers: time_us of ours, of each peer and of the copy of the same bytes (ours' run, "
+          "the best peer's run); ours/best peer speed: 'x copy' = times in units of each run's own copy, "
+          "'x time' = time_us as measured; >= 1.00: ours at least as fast")
     per_op = {}
-    for key in shared:
-        a, b = mine[key], theirs[key]
-        ra, rb = float(a["ratio"]), float(b["ratio"])
-        ta, tb = float(a["time_us"]), float(b["time_us"])
-        ba, bb = float(a["bytes"]), float(b["bytes"])
-        by_copy = (ra / rb) * (bb / ba) if ba > 0 and bb > 0 else ra / rb
-        by_time = tb / ta
-        op, dtype, R, D = key
-        print(f"{op:18s} {dtype:5s} {R:6d} {D:6d} {a['variant']:26s} {ra:6.3f} {b['variant']:22s} "
-              f"{rb:6.3f} {ta:9.2f} {tb:9.2f} {by_copy:7.2f} {by_time:7.2f}")
-        per_op.setdefault(op, []).append((by_copy, by_time, R, D))
+    for op in sorted({k[0] for k in shared}, key=_op_rank):
+        keys = [k for k in shared if k[0] == op]
+        labels = sorted({label for k in keys for label in theirs[k]}, key=_label_rank)
+        widths = [max(9, len(label)) for label in labels]
+        best_w = max(9, max(len(label) for label in labels))
+        print()
+        print(f"{op}")
+        print(f"{'dtype':5s} {'R':>6s} {'D':>6s} {'ours':>9s} "
+              + " ".join(f"{label:>{w}s}" for label, w in zip(labels, widths))
+              + f" {'copy':>9s} {'peer copy':>9s}  {'best peer':{best_w}s} {'x copy':>7s} {'x time':>7s}  ours variant")
+        for key in keys:
+            a = mine[key]
+            cand = theirs[key]
+            b = max(cand.values(), key=lambda r: float(r["ratio"]))
+            ra, rb = float(a["ratio"]), float(b["ratio"])
+            ta, tb = float(a["time_us"]), float(b["time_us"])
+            ba, bb = float(a["bytes"]), float(b["bytes"])
+            by_copy = (ra / rb) * (bb / ba) if ba > 0 and bb > 0 else ra / rb
+            by_time = tb / ta
+            _op, dtype, R, D = key
+            cells = " ".join(f"{float(cand[label]['time_us']):{w}.2f}" if label in cand else f"{'-':>{w}s}"
+                             for label, w in zip(labels, widths))
+            print(f"{dtype:5s} {R:6d} {D:6d} {ta:9.2f} {cells} {float(a['copy_us']):9.2f} "
+                  f"{float(b['copy_us']):9.2f}  {b['variant']:{best_w}s} {by_copy:7.2f} {by_time:7.2f}  {a['variant']}")
+            per_op.setdefault(op, []).append((by_copy, by_time, R, D))
     print()
     print(f"{'op':18s} {'shapes':>6s} {'>= peer (copy)':>14s} {'>= peer (time)':>14s} "
           f"{'min x copy':>10s} {'median':>7s}  slowest beside the peer (x copy)")
@@ -119,8 +159,8 @@ def main(paths):
     for path in paths:
         with open(path, newline="") as f:
             rows += [r for r in csv.DictReader(f) if measured(r)]
-    ours = [r for r in rows if not r["variant"].startswith(PEER_PREFIX)]
-    peers = [r for r in rows if r["variant"].startswith(PEER_PREFIX)]
+    ours = [r for r in rows if not is_peer(r)]
+    peers = [r for r in rows if is_peer(r)]
     summarize_ours(ours)
     if peers:
         beside_the_peers(ours, peers)

@@ -265,9 +265,13 @@ if has bench_ab && [ -x $B/bench/rmsnorm-bench ] && [ -n "${BENCH_BASE:-}" ]; th
 fi
 if has peers; then
   step peers
-  # PyTorch (eager, torch.compile) beside its own same-run copy (bench/peers.py), then the table
-  # of ours against the best peer per shape (our bench.csv from the bench step, when present).
-  timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py ${PEERS_ARGS:---quick} --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
+  # The peers (bench/peers.py: PyTorch eager and torch.compile; Liger-Kernel from .deps/pylib; the
+  # FlashInfer plugin of this build; QuACK where importable; each missing one skipped with its
+  # reason) beside their own same-run copy, then the table of ours against the best peer per shape
+  # (our bench.csv from the bench step, when present).
+  fi_plugin=$B/adapters/libflashinfer_norm_plugin.so; pylib=$( [ -d .deps/pylib ] && echo "$PWD/.deps/pylib" )
+  PYTHONPATH=$pylib${pylib:+${PYTHONPATH:+:}}${PYTHONPATH:-} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py ${PEERS_ARGS:---quick} \
+    $( [ -f "$fi_plugin" ] && echo --flashinfer-plugin "$fi_plugin" ) --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
   tail -40 "$OUT/peers.log"
   [ -f "$OUT/bench.csv" ] && python3 scripts/bench_table.py "$OUT/bench.csv" "$OUT/peers.csv" | tee "$OUT/peers_table.txt"
 fi

@@ -1,0 +1,410 @@
+"""bench/peers.py and scripts/bench_table.py without a GPU: the --peers list, the labels the table
+knows as peers, a missing peer said once with its reason (Liger, QuACK, the FlashInfer plugin),
+the ops a peer has no entry for, the FlashInfer plugin's table read and its forward called through
+ctypes against a fake table (arguments, declining and failing statuses), the newest plugin found,
+the table of ours beside each peer on a synthetic CSV, the command line's exits without PyTorch or
+a device; where PyTorch is importable, the Liger, QuACK and FlashInfer launches on CPU tensors
+with fakes in place of the libraries."""
+import ctypes
+import importlib.util
+import inspect
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
+PEERS_PY = os.path.join(ROOT, "bench", "peers.py")
+TABLE_PY = os.path.join(ROOT, "scripts", "bench_table.py")
+failures = []
+
+
+def check(cond, what):
+    print(("ok    " if cond else "FAIL  ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+peers = load("bench_peers", PEERS_PY)
+table = load("bench_table", TABLE_PY)
+bridge = peers.bridge_module()
+
+
+def raises(fn, exc):
+    try:
+        fn()
+    except exc as e:
+        return e
+    return None
+
+
+# --- --peers and the labels ----------------------------------------------------------------------
+check(peers.parse_peers("eager,torch.compile,liger.rms_norm,flashinfer,quack.rmsnorm,liger")
+      == ["eager", "compile", "liger", "flashinfer", "quack"], "--peers takes kinds and labels, once each")
+check(peers.parse_peers("torch.eager_composed") == ["eager"], "the composed FP8 label names the eager peer")
+e = raises(lambda: peers.parse_peers("eager,cudnn"), ValueError)
+check(e is not None and "cudnn" in str(e), "an unknown peer is refused by name")
+labels = {peers.peer_label(op, kind) for op in peers.OPS for kind in peers.PEERS}
+check(labels == {v for vs in peers.LABELS.values() for v in vs}, f"every label peers.py writes is in LABELS ({sorted(labels)})")
+check(all(v.startswith(table.PEER_PREFIXES) for v in labels), "bench_table.py knows every label as a peer's")
+check(not any(v.startswith(table.PEER_PREFIXES) for v in ("fwd.block_row", "bwd.staged_rows.vec8", "plugin.demo.k")),
+      "our variants are not taken for peers")
+check(peers.model_bytes("add_backward", 2, 8, 2) == 2 * 8 * 4 * 2, "add_backward moves R·D·4|x| bytes, as rmsnorm-bench")
+
+
+# --- missing peers, said once --------------------------------------------------------------------
+def no_modules(name):
+    raise ImportError(f"No module named '{name.split('.')[0]}'")
+
+
+def flashinfer_loader_never(path, kernel):
+    raise AssertionError("not called without a path")
+
+
+ps, unavailable = peers.make_peers(peers.PEERS, None, importer=no_modules, loader=flashinfer_loader_never)
+check([p.kind for p in ps] == ["eager", "compile"], "without the packages only PyTorch's peers remain")
+check("liger_kernel" in unavailable.get("liger", ""), f"Liger's reason names the import error ({unavailable.get('liger')})")
+check("quack" in unavailable.get("quack", ""), f"QuACK's reason names the import error ({unavailable.get('quack')})")
+check("no plugin" in unavailable.get("flashinfer", "") and "FLASHINFER_INCLUDE_DIR" in unavailable["flashinfer"],
+      "FlashInfer without a plugin says how to build one")
+lines = peers.not_timed(ps, unavailable, peers.OPS)
+for kind in ("liger", "quack", "flashinfer"):
+    check(sum(v.startswith(kind + ": skipped: ") for v in lines) == 1, f"{kind} is said once")
+check(sum("add_backward: skipped" in v for v in lines) == 2, "PyTorch's peers say once they have no add_backward")
+
+e = raises(lambda: peers.FlashInferPeer("/nonexistent/libflashinfer_norm_plugin.so"), peers.PeerUnavailable)
+check(e is not None and "no such file" in str(e), "a plugin path that does not exist is said")
+with tempfile.TemporaryDirectory() as tmp:
+    bogus = os.path.join(tmp, "libflashinfer_norm_plugin.so")
+    with open(bogus, "w") as f:
+        f.write("not a library\n")
+    e = raises(lambda: peers.FlashInferPeer(bogus), peers.PeerUnavailable)
+    check(e is not None and "cannot load" in str(e), f"a file that is no library is said ({e})")
+    check(peers.default_flashinfer_plugin(tmp) is None, "no build/*/adapters plugin: none by default")
+    for i, preset in enumerate(("gpu", "dev")):
+        d = os.path.join(tmp, "build", preset, "adapters")
+        os.makedirs(d)
+        p = os.path.join(d, "libflashinfer_norm_plugin.so")
+        open(p, "w").close()
+        os.utime(p, (time.time() - 100 + 50 * i,) * 2)
+    check(peers.default_flashinfer_plugin(tmp) == os.path.join(tmp, "build", "dev", "adapters", "libflashinfer_norm_plugin.so"),
+          "the newest build/*/adapters plugin is the default")
+
+
+# --- Liger and QuACK against fakes -----------------------------------------------------------------
+def importer_of(modules):
+    def imp(name):
+        if name in modules:
+            return modules[name]
+        raise ImportError(f"No module named '{name}'")
+    return imp
+
+
+liger_mods = {"liger_kernel.ops.rms_norm": types.SimpleNamespace(LigerRMSNormFunction=object()),
+              "liger_kernel.ops.fused_add_rms_norm": types.SimpleNamespace(LigerFusedAddRMSNormFunction=object())}
+lg = peers.LigerPeer(importer_of(liger_mods))
+check(lg.label("add_backward") == "liger.rms_norm", "Liger's rows are liger.rms_norm")
+check([op for op in peers.OPS if not lg.missing_op(op)] == ["forward", "add_forward", "backward", "add_backward"],
+      "Liger times forward, fused add and both backwards")
+check("FP8" in (lg.missing_op("forward_quant") or ""), "Liger's FP8 ops are said to be absent")
+check(lg.declines("forward", "bf16", 8, 131072) and not lg.declines("forward", "bf16", 8, 65536),
+      "Liger declines D above 65536 only")
+lg_old = peers.LigerPeer(importer_of({"liger_kernel.ops.rms_norm": liger_mods["liger_kernel.ops.rms_norm"]}))
+check(lg_old.missing_op("add_forward") and not lg_old.missing_op("forward"), "a Liger without the fused add times the rest")
+
+
+def quack_mods(fwd, bwd):
+    return {"quack": types.SimpleNamespace(), "quack.rmsnorm": types.SimpleNamespace(rmsnorm_fwd=fwd, rmsnorm_bwd=bwd)}
+
+
+def q_fwd(x, weight=None, bias=None, residual=None, out_dtype=None, residual_dtype=None, eps=1e-6, store_rstd=False):
+    return ("fwd", x, weight, residual, eps, store_rstd)
+
+
+def q_bwd(x, weight, dout, rstd, dresidual_out=None, has_bias=False, has_residual=False):
+    return ("bwd", x, weight, dout, rstd, dresidual_out, has_residual)
+
+
+def q_fwd_old(x, weight, eps=1e-6, store_rstd=False):
+    return x
+
+
+def q_bwd_old(x, weight, dout, rstd):
+    return x
+
+
+e = raises(lambda: peers.QuackPeer(importer_of({})), peers.PeerUnavailable)
+check(e is not None and "QuACK is not importable" in str(e) and "quack" in str(e), f"QuACK missing: the ImportError ({e})")
+
+
+def no_cutlass(name):
+    raise ImportError("No module named 'cutlass'")
+
+
+e = raises(lambda: peers.QuackPeer(no_cutlass), peers.PeerUnavailable)
+check(e is not None and "cutlass" in str(e), "QuACK without nvidia-cutlass-dsl: the ImportError's text")
+q = peers.QuackPeer(importer_of(quack_mods(q_fwd, q_bwd)))
+check([op for op in peers.OPS if not q.missing_op(op)] == ["forward", "add_forward", "backward", "add_backward"],
+      "QuACK 0.6's signatures: forward, fused add, both backwards")
+q_old = peers.QuackPeer(importer_of(quack_mods(q_fwd_old, q_bwd_old)))
+check(q_old.missing_op("add_forward") and q_old.missing_op("add_backward") and not q_old.missing_op("backward"),
+      "a QuACK without residual arguments times the plain ops")
+e = raises(lambda: peers.QuackPeer(importer_of(quack_mods(lambda x, weight: x, q_bwd))), peers.PeerUnavailable)
+check(e is not None and "store_rstd" in str(e), "a QuACK whose rmsnorm_fwd lacks store_rstd is said")
+
+
+# --- the FlashInfer plugin's table through ctypes, against a fake --------------------------------
+B = bridge
+calls = []
+answer = {"status": 0, "message": b""}
+
+
+def fake_forward(pa, message, size):
+    a = pa.contents
+    calls.append({"rows": a.rows, "dim": a.dim, "x": (a.x.data, a.x.dtype, a.x.stride),
+                  "o": (a.o.data, a.o.dtype, a.o.stride), "y": (a.y.data, a.y.dtype, a.y.stride),
+                  "g": a.g, "g_dtype": a.g_dtype, "convention": a.convention, "quant": a.quant,
+                  "eps": a.eps, "rstd": a.rstd, "scale": a.scale, "stream": a.stream})
+    if answer["status"]:
+        text = answer["message"][: size - 1] + b"\0"
+        ctypes.memmove(message, text, len(text))
+    return answer["status"]
+
+
+forward_cb = B._FORWARD_FN(fake_forward)
+entries = (B._KernelEntry * 2)()
+for i, name in enumerate((b"gemma_rmsnorm", b"rmsnorm")):
+    entries[i].name = name
+    entries[i].ops = (1 << 0) | (1 << 1) | B.OPS_NO_RSTD | B.OPS_SAME_TYPE_WEIGHTS
+    entries[i].memory = 1
+    entries[i].dtypes = (1 << B.DTYPES["f16"]) | (1 << B.DTYPES["bf16"])
+    entries[i].conventions = 1 << B.CONVENTIONS["gemma" if i == 0 else "standard"]
+    entries[i].min_dim, entries[i].max_dim, entries[i].alignment = 1, 58080, 16
+    entries[i].forward = forward_cb
+plugin = B._Plugin(B.ABI_VERSION, b"flashinfer", 2, ctypes.cast(entries, ctypes.POINTER(B._KernelEntry)))
+table_ptr = ctypes.pointer(plugin)
+
+k = peers.PluginKernel(table_ptr, "rmsnorm", bridge=B)
+check(k.name == "flashinfer.rmsnorm" and k.ops == ["forward", "add_forward"], f"the table's kernel and ops ({k.name}, {k.ops})")
+e = raises(lambda: peers.PluginKernel(table_ptr, "fused_rmsnorm", bridge=B), peers.PeerUnavailable)
+check(e is not None and "gemma_rmsnorm, rmsnorm" in str(e), "a kernel the table lacks is said, with the ones it has")
+e = raises(lambda: peers.PluginKernel(table_ptr, "gemma_rmsnorm", bridge=B), peers.PeerUnavailable)
+check(e is not None and "standard" in str(e), "a kernel without the standard convention is refused")
+plugin.abi_version = 2
+e = raises(lambda: peers.PluginKernel(table_ptr, "rmsnorm", bridge=B), peers.PeerUnavailable)
+check(e is not None and "ABI version 2" in str(e), "another ABI version is refused")
+plugin.abi_version = B.ABI_VERSION
+e = raises(lambda: peers.PluginKernel(ctypes.POINTER(B._Plugin)(), "rmsnorm", bridge=B), peers.PeerUnavailable)
+check(e is not None and "NULL" in str(e), "a NULL table is refused")
+
+check("f16, bf16" in (k.declines("f32", 4096) or ""), "f32 rows: skipped with the table's types")
+check("16 bytes" in (k.declines("bf16", 1025) or ""), "rows of 2050 bytes: skipped for the table's alignment")
+check(k.declines("bf16", 65536) is None and k.declines("f16", 8) is None,
+      "the declared D range is left to the entry (the plain forward takes D = 65536)")
+
+a = k.forward_args(4, 4096, "bf16", 0x10000, 0x20000, 0x30000, 0x40)
+k.forward(a)
+c = calls[-1]
+code = B.DTYPES["bf16"]
+check((c["rows"], c["dim"]) == (4, 4096), "rows and dim")
+check(c["x"] == (0x10000, code, 4096) and c["y"] == (0x20000, code, 4096), "x and y: pointer, type, packed stride")
+check(c["o"][0] is None, "a plain forward passes o.data NULL")
+check(c["g"] == 0x30000 and c["g_dtype"] == code, "the weight in x's type")
+check(c["convention"] == B.CONVENTIONS["standard"] and c["quant"] == 0, "standard convention, no FP8")
+check(abs(c["eps"] - 1e-6) < 1e-12, "eps 1e-6")
+check(c["rstd"] is None and c["scale"] is None, "rstd and scale NULL")
+check(c["stream"] == 0x40, "the runner's stream")
+k.forward(k.forward_args(2, 8, "f16", 0x100, 0x200, 0x300, 0x40, o=0x200))
+c = calls[-1]
+check(c["x"][0] == 0x100 and c["o"] == (0x200, B.DTYPES["f16"], 8) and c["y"][0] == 0x200,
+      "the fused add: x = h, o, y = o")
+answer.update(status=B.STATUS_UNSUPPORTED, message=b"the fused add takes D <= 58080")
+e = raises(lambda: k.forward(a), peers.Skip)
+check(e is not None and "status 2" in str(e) and "D <= 58080" in str(e), f"a declining status skips, with the message ({e})")
+answer.update(status=B.STATUS_LAUNCH_FAILED, message=b"flashinfer::norm::RMSNorm: invalid argument")
+e = raises(lambda: k.forward(a), RuntimeError)
+check(e is not None and "status 7" in str(e) and "invalid argument" in str(e), "a failing status fails, with the message")
+answer.update(status=0, message=b"")
+
+fi = peers.FlashInferPeer("/x/libflashinfer_norm_plugin.so", loader=lambda path, name: k)
+check(fi.label("forward") == "flashinfer.rmsnorm", "FlashInfer's rows are flashinfer.rmsnorm")
+check("FP8" in (fi.missing_op("forward_quant") or "") and "FP8" in (fi.missing_op("add_forward_quant") or ""),
+      "FlashInfer's FP8 ops: no entry in the plugin")
+check("backward" in (fi.missing_op("backward") or "") and not fi.missing_op("add_forward"), "FlashInfer has no backward")
+
+# --- the table beside the peers ------------------------------------------------------------------
+HEADER = peers.CSV_HEADER
+OURS = [
+    'H200,forward,bf16,8192,4096,fwd.block_row,134217728,32.0,4194,30.4,4415,0.95,0,-1,0,""',
+    'H200,backward,bf16,8192,4096,bwd.staged_rows.vec8,201326592,50.0,4026,43.0,4682,0.86,0,-1,0,""',
+]
+PEER_ROWS = [
+    'H200,forward,bf16,8192,4096,torch.eager,134217728,60.0,2237,30.0,4474,0.50,0,-1,0,""',
+    'H200,forward,bf16,8192,4096,torch.compile,134217728,33.0,4067,30.0,4474,0.909,0,-1,0,"compile 3 s"',
+    'H200,forward,bf16,8192,4096,liger.rms_norm,134217728,34.0,3948,30.0,4474,0.882,0,-1,0,""',
+    'H200,forward,bf16,8192,4096,flashinfer.rmsnorm,134217728,31.0,4330,30.0,4474,0.968,0,-1,0,""',
+    'H200,forward,bf16,8192,4096,quack.rmsnorm,134217728,0,0,0,0,0,0,-1,0,"failed: x"',
+    'H200,backward,bf16,8192,4096,liger.rms_norm,201326592,70.0,2876,42.0,4794,0.60,0,-1,0,""',
+]
+with tempfile.TemporaryDirectory() as tmp:
+    ours_csv, peers_csv = os.path.join(tmp, "bench.csv"), os.path.join(tmp, "peers.csv")
+    with open(ours_csv, "w") as f:
+        f.write("\n".join([HEADER] + OURS) + "\n")
+    with open(peers_csv, "w") as f:
+        f.write("\n".join([HEADER] + PEER_ROWS) + "\n")
+    r = subprocess.run([sys.executable, TABLE_PY, ours_csv, peers_csv], capture_output=True, text=True)
+    out = r.stdout
+    check(r.returncode == 0, f"bench_table.py runs ({r.stderr.strip()[-300:]})")
+    lines = out.splitlines()
+    head = next((i for i, v in enumerate(lines) if v.startswith("dtype") and "flashinfer.rmsnorm" in v), None)
+    check(head is not None, "the forward block has a column per peer label")
+    if head is not None:
+        cols = lines[head].split()
+        check(cols[:8] == ["dtype", "R", "D", "ours", "torch.eager", "torch.compile", "liger.rms_norm", "flashinfer.rmsnorm"],
+              f"columns: ours, then each peer ({cols[:8]})")
+        check("copy" in cols and "quack.rmsnorm" not in cols, "the copy's column; a peer with no measured row has none")
+        row = lines[head + 1].split()
+        check(row[3:8] == ["32.00", "60.00", "33.00", "34.00", "31.00"] and row[8] == "30.40",
+              f"ours, each peer's and the copy's time_us ({row})")
+        want = (0.95 / 0.968) * (134217728 / 134217728)
+        check("flashinfer.rmsnorm" in row and f"{want:.2f}" in row and f"{31.0 / 32.0:.2f}" in row,
+              "the best peer and ours/best peer by copy units and by time")
+    check(any(v.startswith("backward") for v in lines) and "liger.rms_norm" in out.split("\nbackward\n")[-1],
+          "the backward block beside Liger")
+    check("at least as fast as the best peer: 1/2" in out, "the summary of ours / best peer")
+    summary = out.split("beside the peers")[0]
+    check("liger" not in summary and "torch" not in summary, "peer rows are not summarized as ours")
+
+# --- the command line without PyTorch or a device ------------------------------------------------
+r = subprocess.run([sys.executable, PEERS_PY, "--help"], capture_output=True, text=True)
+check(r.returncode == 0 and "--flashinfer-plugin" in r.stdout and "liger" in r.stdout, "--help")
+r = subprocess.run([sys.executable, PEERS_PY, "--peers", "eager,cudnn"], capture_output=True, text=True)
+check(r.returncode == 2 and "unknown peer cudnn" in r.stderr, "--peers with an unknown peer: a usage error")
+env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
+r = subprocess.run([sys.executable, PEERS_PY, "--quick"], capture_output=True, text=True, env=env, timeout=120)
+check((r.returncode == 2 and "PyTorch is not importable" in r.stderr) or
+      (r.returncode == 77 and "sees no CUDA device" in r.stderr), f"no PyTorch: 2, no device: 77 (rc {r.returncode})")
+
+# --- the launches on CPU tensors, fakes in place of the libraries (with PyTorch only) -------------
+try:
+    import torch
+except ImportError:
+    torch = None
+    print("(the launches on CPU tensors: skipped, no PyTorch)")
+if torch is not None:
+    def rms(x, w, eps):
+        xf = x.float()
+        return (xf * torch.rsqrt(xf.square().mean(-1, keepdim=True) + eps)).to(x.dtype) * w
+
+    seen = {}
+
+    class FakeRms(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, X, W, eps, offset=0.0, casting_mode="llama", in_place=True, row_mode=None):
+            seen["rms"] = (eps, offset, casting_mode, in_place)
+            ctx.save_for_backward(X, W)
+            ctx.eps = eps
+            return rms(X, W, eps)
+
+        @staticmethod
+        def backward(ctx, dY):
+            X, W = ctx.saved_tensors
+            with torch.enable_grad():
+                x, w = X.detach().requires_grad_(), W.detach().requires_grad_()
+                dx, dw = torch.autograd.grad(rms(x, w, ctx.eps), (x, w), dY)
+            return dx, dw, None, None, None, None, None
+
+    class FakeAdd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, X, R, W, eps, offset=0.0, casting_mode="llama", in_place=False):
+            seen["add"] = (eps, offset, casting_mode, in_place)
+            S = X + R
+            ctx.save_for_backward(S, W)
+            ctx.eps = eps
+            return rms(S, W, eps), S
+
+        @staticmethod
+        def backward(ctx, dY, dS):
+            S, W = ctx.saved_tensors
+            with torch.enable_grad():
+                s, w = S.detach().requires_grad_(), W.detach().requires_grad_()
+                dx, dw = torch.autograd.grad(rms(s, w, ctx.eps), (s, w), dY)
+            return dx + dS, dx + dS, dw, None, None, None, None
+
+    runner = types.SimpleNamespace(torch=torch, stream=types.SimpleNamespace(cuda_stream=0x77))
+    liger = peers.LigerPeer(importer_of({
+        "liger_kernel.ops.rms_norm": types.SimpleNamespace(LigerRMSNormFunction=FakeRms),
+        "liger_kernel.ops.fused_add_rms_norm": types.SimpleNamespace(LigerFusedAddRMSNormFunction=FakeAdd)}))
+    for op in ("forward", "add_forward", "backward", "add_backward"):
+        case = peers.Case(torch, op, "f32", torch.float32, 4, 16, 2, device="cpu")
+        with torch.set_grad_enabled(op.endswith("backward")):
+            launch, note = liger.build(runner, case)
+            launch(0)
+            launch(1)
+            launch(1)
+        out = case.outs[1]
+        if op == "forward":
+            ok = out.shape == (4, 16)
+        elif op == "add_forward":
+            ok = len(out) == 2 and out[1].shape == (4, 16)
+        elif op == "backward":
+            ok = len(out) == 2 and out[0].shape == (4, 16) and out[1].shape == (16,)
+        else:
+            ok = len(out) == 3 and out[0].shape == (4, 16) and out[2].shape == (16,)
+        check(ok and all(v is not None for v in case.outs), f"Liger {op}: launch(k) runs on set k, repeatably ({note})")
+    check(seen.get("rms") == (1e-6, 0.0, "llama", True) and seen.get("add") == (1e-6, 0.0, "llama", False),
+          "Liger's Functions get eps 1e-6, offset 0, casting llama, in_place as each defaults (True, False)")
+
+    qcalls = []
+
+    def qf(x, weight=None, bias=None, residual=None, out_dtype=None, residual_dtype=None, eps=1e-6, store_rstd=False):
+        qcalls.append(("fwd", residual is not None, eps, store_rstd))
+        s = x if residual is None else x + residual
+        rstd = torch.rsqrt(s.float().square().mean(-1) + eps) if store_rstd else None
+        return rms(s, weight, eps), s, rstd
+
+    def qb(x, weight, dout, rstd, dresidual_out=None, has_bias=False, has_residual=False):
+        qcalls.append(("bwd", dresidual_out is not None, has_residual, tuple(rstd.shape)))
+        return torch.zeros_like(x), torch.zeros_like(weight), None, None
+
+    quack = peers.QuackPeer(importer_of(quack_mods(qf, qb)))
+    check(inspect.signature(qf).parameters.keys() >= peers.QuackPeer.FWD_ARGS, "the fake QuACK has 0.6's signature")
+    for op in ("forward", "add_forward", "backward", "add_backward"):
+        qcalls.clear()
+        case = peers.Case(torch, op, "bf16", torch.bfloat16, 4, 16, 2, device="cpu")
+        launch, note = quack.build(runner, case)
+        launch(1)
+        want = {"forward": [("fwd", False, 1e-6, False)],
+                "add_forward": [("fwd", True, 1e-6, False)],
+                "backward": [("fwd", False, 1e-6, True)] * 2 + [("bwd", False, False, (4,))],
+                "add_backward": [("fwd", False, 1e-6, True)] * 2 + [("bwd", True, True, (4,))]}[op]
+        check(qcalls == want, f"QuACK {op}: the calls ({qcalls})")
+
+    fcalls = []
+    fake_kernel = types.SimpleNamespace(ops=["forward", "add_forward"], name="flashinfer.rmsnorm",
+                                        forward_args=lambda R, D, dt, x, y, g, stream, o=None: (R, D, dt, x, y, g, stream, o),
+                                        forward=fcalls.append, declines=lambda dt, D: None)
+    fi = peers.FlashInferPeer("/x/libflashinfer_norm_plugin.so", loader=lambda path, name: fake_kernel)
+    for op in ("forward", "add_forward"):
+        fcalls.clear()
+        case = peers.Case(torch, op, "bf16", torch.bfloat16, 4, 16, 2, device="cpu")
+        launch, note = fi.build(runner, case)
+        launch(0)
+        launch(1)
+        R, D, dt, x, y, g, stream, o = fcalls[1]
+        shape_ok = (R, D, dt, g, stream) == (4, 16, "bf16", case.w.data_ptr(), 0x77)
+        alias_ok = (o is None and x != y) if op == "forward" else (o == y and x != o)
+        check(shape_ok and alias_ok and fcalls[0][3] != fcalls[1][3], f"FlashInfer {op}: pointers per set ({note})")
+
+print(f"bench peers: {'PASS' if not failures else 'FAIL'}")
+sys.exit(1 if failures else 0)
