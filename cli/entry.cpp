@@ -31,7 +31,7 @@ const Subcommand kCommands[] = {
     {"fuzz", cert::run_fuzz, "seeded, time-boxed differential fuzzing; failures minimized into corpora/"},
     {"certify", cert::run_certify, "property suite + corpus + N cases per op → certificate (Markdown, JSON)"},
     {"mutants", cert::run_mutants, "run the suite and corpus against every mutant; print the kill matrix"},
-    {"time", cert::run_time, "time a forward on N cases launched back to back, then judge every one"},
+    {"time", cert::run_time, "time an op on N cases launched back to back, then judge every one"},
     {"bench", cert::run_bench, "run rmsnorm-bench with the given arguments"},
     {"examples", cert::run_examples, "the seed's worked examples, computed by the oracle"},
     {"lab", cert::run_lab, "the lecture's lab: exercises, central differences, planted bugs caught"},

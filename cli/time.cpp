@@ -18,8 +18,8 @@
 namespace cert {
 
 int run_time(const Args& args) {
-  CommandLine cl("time", "time PATTERN [--op forward|add_forward] [--rows R] [--dim D] [--type T] [--calls N] [--seed S] [--json]",
-                 "Times the forward of every variant PATTERN matches on N cases of one shape (values from\n"
+  CommandLine cl("time", "time PATTERN [--op OP] [--rows R] [--dim D] [--type T] [--calls N] [--seed S] [--json]",
+                 "Times an op of every variant PATTERN matches on N cases of one shape (values from\n"
                  "the case format's generator, seeds S, S+1, ...), launched back to back between two waits\n"
                  "for the whole device, then judges every one of them. Prints the time per call, the\n"
                  "bandwidth of its reads and writes, and the cases that passed, with the line that replays\n"
@@ -30,7 +30,7 @@ int run_time(const Args& args) {
   std::uint64_t seed = 1;
   bool json = false;
   cl.positionals(&pattern, "a variant pattern", 1, 1);
-  cl.option("--op", &op, "OP", "forward or add_forward (default forward)");
+  cl.option("--op", &op, "OP", "forward, add_forward, backward or add_backward (default forward)");
   cl.option("--rows", &rows, "R", "rows per case (default 4096)", 1, std::int64_t{1} << 24);
   cl.option("--dim", &dim, "D", "width (default 4096)", 1, std::int64_t{1} << 20);
   cl.option("--type", &type, "T", "x, weight and y type: f32, f16 or bf16 (default bf16)");
@@ -39,30 +39,43 @@ int run_time(const Args& args) {
   cl.flag("--json", &json, "print the results as JSON");
   std::string error;
   if (!cl.parse(args, error)) return cl.usage_exit(error);
-  if (op != "forward" && op != "add_forward") return cl.usage_exit("--op wants forward or add_forward, got '" + op + "'");
+  const bool backward = op == "backward" || op == "add_backward";
+  if (op != "forward" && op != "add_forward" && !backward)
+    return cl.usage_exit("--op wants forward, add_forward, backward or add_backward, got '" + op + "'");
 
   std::vector<harness::Case> cases;
   std::vector<oracle::ForwardCase> forward;
+  std::vector<oracle::BackwardCase> backward_cases;
   for (std::int64_t i = 0; i < calls; ++i) {
     char line[512];
     std::snprintf(line, sizeof line,
-                  "op=%s;rows=%lld;dim=%lld;x_type=%s;g_type=%s;y_type=%s;convention=standard;eps=1e-6;"
-                  "generator=regimes;seed=0x%016llx;x.regime=normal;o.regime=normal;g.regime=random",
+                  "op=%s;rows=%lld;dim=%lld;x_type=%s;g_type=%s;%s=%s;convention=standard;eps=1e-6;"
+                  "generator=regimes;seed=0x%016llx;x.regime=normal;o.regime=normal;g.regime=random;dy.regime=normal",
                   op.c_str(), static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(), type.c_str(),
-                  type.c_str(), static_cast<unsigned long long>(seed + static_cast<std::uint64_t>(i)));
+                  backward ? "dg_type" : "y_type", backward ? "f32" : type.c_str(),
+                  static_cast<unsigned long long>(seed + static_cast<std::uint64_t>(i)));
     harness::Case c;
-    oracle::ForwardCase f;
-    if (!harness::parse_case(line, c, error) || !harness::forward_case(c, f, error))
-      return cl.usage_exit("cannot build the cases: " + error);
+    if (!harness::parse_case(line, c, error)) return cl.usage_exit("cannot build the cases: " + error);
+    if (backward) {
+      oracle::BackwardCase b;
+      if (!harness::backward_case(c, b, error)) return cl.usage_exit("cannot build the cases: " + error);
+      backward_cases.push_back(std::move(b));
+    } else {
+      oracle::ForwardCase f;
+      if (!harness::forward_case(c, f, error)) return cl.usage_exit("cannot build the cases: " + error);
+      forward.push_back(std::move(f));
+    }
     cases.push_back(c);
-    forward.push_back(std::move(f));
   }
   const std::vector<const rmsnorm::Variant*> variants = rmsnorm::match_variants(pattern[0]);
   if (variants.empty()) {
     std::fprintf(stderr, "rmsnorm-cert time: no variant matches '%s' (rmsnorm-cert list variants)\n", pattern[0].c_str());
     return kExitUsage;
   }
-  const double element_bytes = static_cast<double>(rmsnorm::size_of(cases[0].x_type)) * (op == "add_forward" ? 4 : 2);
+  // The bytes that must move per element, as rmsnorm-bench counts them: x and y (forward), h, o, y
+  // and the new h (fused add), x, dy and dx (backward), and dresidual (its fused-add form).
+  const double element_bytes =
+      static_cast<double>(rmsnorm::size_of(cases[0].x_type)) * (op == "forward" ? 2 : op == "backward" ? 3 : 4);
   const double bytes = element_bytes * static_cast<double>(rows) * static_cast<double>(dim);
 
   bool all_ok = true;
@@ -73,7 +86,8 @@ int run_time(const Args& args) {
     std::printf("%s %lld x %lld %s, %lld calls, each a case of its own, every one judged\n", op.c_str(),
                 static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(), static_cast<long long>(calls));
   for (const rmsnorm::Variant* v : variants) {
-    const harness::TimedForward t = harness::time_forward(*v, forward, harness::Layout{});
+    const harness::TimedRun t = backward ? harness::time_backward(*v, backward_cases, harness::Layout{})
+                                         : harness::time_forward(*v, forward, harness::Layout{});
     std::int64_t passed = 0;
     std::string first_failure, repro;
     for (std::size_t i = 0; i < t.outcomes.size(); ++i) {

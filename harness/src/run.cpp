@@ -360,6 +360,53 @@ std::string Outcome::summary() const {
 
 namespace {
 
+// Every case in its own buffers, launched back to back between two waits for the whole device
+// (harness::TimedRun), then each one read back and judged.
+template <typename Setup, typename Raw, typename Case, typename Launch, typename Prepare, typename Collect,
+          typename Judge>
+TimedRun time_cases(const rmsnorm::Variant& v, const std::vector<Case>& cases, const Layout& L, const Launch& launch,
+                    Prepare prepare, Collect collect, Judge judge) {
+  PhaseClock clock(Phase::execute);
+  TimedRun t;
+  std::vector<std::unique_ptr<Setup>> setups;
+  for (const Case& c : cases) {
+    ++g_executions;
+    t.status = launch_gate(v, c);
+    if (!t.status.ok()) return t;
+    setups.push_back(std::make_unique<Setup>());
+    t.status = prepare(v, c, L, *setups.back());
+    if (!t.status.ok()) return t;
+  }
+  // The clock runs from an idle device to an idle device: whatever the launches leave running,
+  // on any stream, is inside it.
+  t.status = sync_device(v.memory);
+  if (!t.status.ok()) return t;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto& s : setups) {
+    t.status = launch(s->a);
+    if (!t.status.ok()) return t;
+  }
+  t.status = sync_device(v.memory);
+  const auto t1 = std::chrono::steady_clock::now();
+  if (!t.status.ok()) return t;
+  t.seconds = std::chrono::duration<double>(t1 - t0).count();
+  for (std::size_t i = 0; i < setups.size(); ++i) {
+    Raw raw;
+    raw.status = for_each_region(setups[i]->all, &Region::download);
+    if (raw.status.ok()) collect(v, cases[i], *setups[i], raw);
+    Outcome o;
+    o.status = raw.status;
+    o.guard_violation = raw.guard_violation;
+    if (o.status.ok()) o.verdict = judge(v, cases[i], raw.result);
+    t.outcomes.push_back(std::move(o));
+  }
+  return t;
+}
+
+}  // namespace
+
+namespace {
+
 // A forward case laid out in its own buffers and uploaded, ready to launch: the regions, the
 // arguments pointing into them, and the images of the inputs the variant must leave unchanged.
 struct ForwardSetup {
@@ -478,46 +525,14 @@ RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase&
   return out;
 }
 
-TimedForward time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& L) {
-  PhaseClock clock(Phase::execute);
-  TimedForward t;
+TimedRun time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& L) {
   if (!v.run_forward) {
+    TimedRun t;
     t.status = Status::fail(Code::unsupported, v.name + " has no forward");
     return t;
   }
-  std::vector<std::unique_ptr<ForwardSetup>> setups;
-  for (const oracle::ForwardCase& c : cases) {
-    ++g_executions;
-    t.status = launch_gate(v, c);
-    if (!t.status.ok()) return t;
-    setups.push_back(std::make_unique<ForwardSetup>());
-    t.status = prepare_forward(v, c, L, *setups.back());
-    if (!t.status.ok()) return t;
-  }
-  // The clock runs from an idle device to an idle device: whatever the launches leave running,
-  // on any stream, is inside it.
-  t.status = sync_device(v.memory);
-  if (!t.status.ok()) return t;
-  const auto t0 = std::chrono::steady_clock::now();
-  for (auto& s : setups) {
-    t.status = v.run_forward(s->a);
-    if (!t.status.ok()) return t;
-  }
-  t.status = sync_device(v.memory);
-  const auto t1 = std::chrono::steady_clock::now();
-  if (!t.status.ok()) return t;
-  t.seconds = std::chrono::duration<double>(t1 - t0).count();
-  for (std::size_t i = 0; i < setups.size(); ++i) {
-    RawForward raw;
-    raw.status = for_each_region(setups[i]->all, &Region::download);
-    if (raw.status.ok()) collect_forward(v, cases[i], *setups[i], raw);
-    Outcome o;
-    o.status = raw.status;
-    o.guard_violation = raw.guard_violation;
-    if (o.status.ok()) o.verdict = judge_forward(v, cases[i], raw.result);
-    t.outcomes.push_back(std::move(o));
-  }
-  return t;
+  return time_cases<ForwardSetup, RawForward>(v, cases, L, v.run_forward, prepare_forward, collect_forward,
+                                              judge_forward);
 }
 
 Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout) {
@@ -558,91 +573,123 @@ oracle::Verdict judge_backward(const rmsnorm::Variant& v, const oracle::Backward
   return oracle::check_backward(c, got, rs, ds);
 }
 
+namespace {
+
+// A backward case laid out in its own buffers and uploaded, as ForwardSetup.
+struct BackwardSetup {
+  std::unique_ptr<Region> x, dy, dx, dres, g, rstd, dg, ws;
+  Region* dxreg = nullptr;
+  std::vector<Region*> all;
+  std::vector<unsigned char> x_before, dy_before, g_before, dres_before, rstd_before;
+  rmsnorm::BackwardArgs a;
+};
+
+Status prepare_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L, BackwardSetup& s) {
+  const std::int64_t R = c.rows, D = c.dim;
+  const bool add = !c.dresidual.empty();
+  const bool want_dg = c.convention != rmsnorm::Convention::no_weight;
+  const Memory where = v.memory;
+
+  s.x = std::make_unique<Region>("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
+  fill(*s.x, c.x, R, D);
+  s.dy = std::make_unique<Region>("dy", where, R, D, D + L.dy_pad, c.x_type, L.dy_offset);
+  fill(*s.dy, c.dy, R, D);
+  s.dxreg = s.dy.get();
+  if (!L.in_place) {
+    s.dx = std::make_unique<Region>("dx", where, R, D, D + L.dx_pad, c.x_type, L.dx_offset);
+    s.dxreg = s.dx.get();
+  }
+  if (add) {
+    s.dres = std::make_unique<Region>("dresidual", where, R, D, D + L.dres_pad, c.x_type, L.dres_offset);
+    fill(*s.dres, c.dresidual, R, D);
+  }
+  if (c.convention != rmsnorm::Convention::no_weight) {
+    s.g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
+    fill(*s.g, c.g, 1, D);
+  }
+  s.rstd = std::make_unique<Region>("rstd", where, 1, R, R, DType::f32, 0);
+  for (std::int64_t r = 0; r < R; ++r) s.rstd->set(0, r, c.rstd[static_cast<std::size_t>(r)]);
+  if (want_dg) s.dg = std::make_unique<Region>("dg", where, 1, D, D, c.dg_type, 0);
+  const std::size_t wbytes = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
+  if (wbytes > 0) s.ws = std::make_unique<Region>("workspace", where, 1, static_cast<std::int64_t>(wbytes),
+                                                  static_cast<std::int64_t>(wbytes), DType::e4m3, 0);
+
+  s.all = {s.x.get(), s.dy.get(), s.dx.get(), s.dres.get(), s.g.get(), s.rstd.get(), s.dg.get(), s.ws.get()};
+  const Status up = for_each_region(s.all, &Region::upload);
+  if (!up.ok()) return up;
+  s.x_before = s.x->snapshot();
+  if (!L.in_place) s.dy_before = s.dy->snapshot();
+  if (s.g) s.g_before = s.g->snapshot();
+  if (s.dres) s.dres_before = s.dres->snapshot();
+  s.rstd_before = s.rstd->snapshot();
+
+  rmsnorm::BackwardArgs& a = s.a;
+  a.rows = R;
+  a.dim = D;
+  a.x = {s.x->target(), c.x_type, D + L.x_pad};
+  a.dy = {s.dy->target(), c.x_type, D + L.dy_pad};
+  a.dx = {s.dxreg->target(), c.x_type, L.in_place ? D + L.dy_pad : D + L.dx_pad};
+  if (add) a.dresidual = {s.dres->target(), c.x_type, D + L.dres_pad};
+  a.g = s.g ? s.g->target() : nullptr;
+  a.g_type = c.g_type;
+  a.rstd = static_cast<const float*>(s.rstd->target());
+  a.dg = s.dg ? s.dg->target() : nullptr;
+  a.dg_type = c.dg_type;
+  a.eps = c.eps;
+  a.convention = c.convention;
+  a.workspace = s.ws ? s.ws->target() : nullptr;
+  a.workspace_bytes = wbytes;
+  return Status::success();
+}
+
+void collect_backward(const rmsnorm::Variant&, const oracle::BackwardCase& c, BackwardSetup& s, RawBackward& out) {
+  const std::int64_t R = c.rows, D = c.dim;
+  // The workspace is scratch: only its guards are checked.
+  out.guard_violation = first_nonempty(
+      {s.x->check_poison(), s.dy->check_poison(), s.dx ? s.dx->check_poison() : "",
+       s.dres ? s.dres->check_poison() : "", s.g ? s.g->check_poison() : "", s.rstd->check_poison(),
+       s.dg ? s.dg->check_poison() : "", s.x->check_unchanged(s.x_before),
+       s.dy_before.empty() ? "" : s.dy->check_unchanged(s.dy_before), s.g ? s.g->check_unchanged(s.g_before) : "",
+       s.dres ? s.dres->check_unchanged(s.dres_before) : "", s.rstd->check_unchanged(s.rstd_before)});
+  if (s.ws) {
+    // Guards of the workspace: its live bytes are scratch, anything around them is not.
+    std::string w = s.ws->check_poison();
+    if (!w.empty()) out.guard_violation = first_nonempty({out.guard_violation, w});
+  }
+  oracle::BackwardResult& res = out.result;
+  res.dx = dense_bits(*s.dxreg, R, D);
+  if (s.dg) res.dg = dense_bits(*s.dg, 1, D);
+}
+
+}  // namespace
+
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
   PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
   ++g_executions;
   RawBackward out;
   out.status = launch_gate(v, c);
   if (!out.status.ok()) return out;
-  const std::int64_t R = c.rows, D = c.dim;
-  const bool add = !c.dresidual.empty();
-  const bool want_dg = c.convention != rmsnorm::Convention::no_weight;
-  const Memory where = v.memory;
-
-  Region x("x", where, R, D, D + L.x_pad, c.x_type, L.x_offset);
-  fill(x, c.x, R, D);
-  Region dy("dy", where, R, D, D + L.dy_pad, c.x_type, L.dy_offset);
-  fill(dy, c.dy, R, D);
-  std::unique_ptr<Region> dx, dres, g, dg, ws;
-  Region* dxreg = &dy;
-  if (!L.in_place) {
-    dx = std::make_unique<Region>("dx", where, R, D, D + L.dx_pad, c.x_type, L.dx_offset);
-    dxreg = dx.get();
-  }
-  if (add) {
-    dres = std::make_unique<Region>("dresidual", where, R, D, D + L.dres_pad, c.x_type, L.dres_offset);
-    fill(*dres, c.dresidual, R, D);
-  }
-  if (c.convention != rmsnorm::Convention::no_weight) {
-    g = std::make_unique<Region>("g", where, 1, D, D, c.g_type, L.g_offset);
-    fill(*g, c.g, 1, D);
-  }
-  Region rstd("rstd", where, 1, R, R, DType::f32, 0);
-  for (std::int64_t r = 0; r < R; ++r) rstd.set(0, r, c.rstd[static_cast<std::size_t>(r)]);
-  if (want_dg) dg = std::make_unique<Region>("dg", where, 1, D, D, c.dg_type, 0);
-  const std::size_t wbytes = v.workspace_bytes ? v.workspace_bytes(R, D) : 0;
-  if (wbytes > 0) ws = std::make_unique<Region>("workspace", where, 1, static_cast<std::int64_t>(wbytes),
-                                                static_cast<std::int64_t>(wbytes), DType::e4m3, 0);
-
-  std::vector<Region*> all = {&x, &dy, dx.get(), dres.get(), g.get(), &rstd, dg.get(), ws.get()};
-  out.status = for_each_region(all, &Region::upload);
-  if (!out.status.ok()) return out;
-  const auto x_before = x.snapshot();
-  const auto dy_before = L.in_place ? std::vector<unsigned char>() : dy.snapshot();
-  const auto g_before = g ? g->snapshot() : std::vector<unsigned char>();
-  const auto dres_before = dres ? dres->snapshot() : std::vector<unsigned char>();
-  const auto rstd_before = rstd.snapshot();
-
-  rmsnorm::BackwardArgs a;
-  a.rows = R;
-  a.dim = D;
-  a.x = {x.target(), c.x_type, D + L.x_pad};
-  a.dy = {dy.target(), c.x_type, D + L.dy_pad};
-  a.dx = {dxreg->target(), c.x_type, L.in_place ? D + L.dy_pad : D + L.dx_pad};
-  if (add) a.dresidual = {dres->target(), c.x_type, D + L.dres_pad};
-  a.g = g ? g->target() : nullptr;
-  a.g_type = c.g_type;
-  a.rstd = static_cast<const float*>(rstd.target());
-  a.dg = dg ? dg->target() : nullptr;
-  a.dg_type = c.dg_type;
-  a.eps = c.eps;
-  a.convention = c.convention;
-  a.workspace = ws ? ws->target() : nullptr;
-  a.workspace_bytes = wbytes;
-
   if (!v.run_backward) {
     out.status = Status::fail(Code::unsupported, v.name + " has no backward");
     return out;
   }
-  out.status = launch_and_download(v.run_backward, a, where, all);
+  BackwardSetup s;
+  out.status = prepare_backward(v, c, L, s);
   if (!out.status.ok()) return out;
-  // The workspace is scratch: only its guards are checked.
-  out.guard_violation = first_nonempty(
-      {x.check_poison(), dy.check_poison(), dx ? dx->check_poison() : "", dres ? dres->check_poison() : "",
-       g ? g->check_poison() : "", rstd.check_poison(), dg ? dg->check_poison() : "",
-       x.check_unchanged(x_before), dy_before.empty() ? "" : dy.check_unchanged(dy_before),
-       g ? g->check_unchanged(g_before) : "", dres ? dres->check_unchanged(dres_before) : "",
-       rstd.check_unchanged(rstd_before)});
-  if (ws) {
-    // Guards of the workspace: its live bytes are scratch, anything around them is not.
-    std::string w = ws->check_poison();
-    if (!w.empty()) out.guard_violation = first_nonempty({out.guard_violation, w});
-  }
-
-  oracle::BackwardResult& res = out.result;
-  res.dx = dense_bits(*dxreg, R, D);
-  if (dg) res.dg = dense_bits(*dg, 1, D);
+  out.status = launch_and_download(v.run_backward, s.a, v.memory, s.all);
+  if (!out.status.ok()) return out;
+  collect_backward(v, c, s, out);
   return out;
+}
+
+TimedRun time_backward(const rmsnorm::Variant& v, const std::vector<oracle::BackwardCase>& cases, const Layout& L) {
+  if (!v.run_backward) {
+    TimedRun t;
+    t.status = Status::fail(Code::unsupported, v.name + " has no backward");
+    return t;
+  }
+  return time_cases<BackwardSetup, RawBackward>(v, cases, L, v.run_backward, prepare_backward, collect_backward,
+                                                judge_backward);
 }
 
 Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout) {

@@ -79,7 +79,7 @@ def main(argv=None):
     for name, what in (("certify", "certify the target's kernels (options after TARGET go to rmsnorm-cert certify)"),
                        ("repro", "rerun a failure line against the target (rmsnorm-cert repro options)"),
                        ("replay", "run case files or directories on the target's kernels (rmsnorm-cert replay options)"),
-                       ("time", "time the target's forward on N cases, every one of them judged (rmsnorm-cert time options)")):
+                       ("time", "time the target's kernels on N cases, every one of them judged (rmsnorm-cert time options)")):
         p = sub.add_parser(name, help=what)
         p.add_argument("target")
         if name != "repro":

@@ -69,12 +69,13 @@ RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCa
 // all launched back to back by the variant's own entry point (the one every check calls) between
 // two waits for the whole device, so that work a launch leaves on any stream is timed too; then
 // every case's outputs are read back and judged. seconds: host clock over the launches.
-struct TimedForward {
+struct TimedRun {
   rmsnorm::Status status;
   double seconds = 0;
   std::vector<Outcome> outcomes;  // one per case, in order
 };
-TimedForward time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& layout);
+TimedRun time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& layout);
+TimedRun time_backward(const rmsnorm::Variant& v, const std::vector<oracle::BackwardCase>& cases, const Layout& layout);
 
 // Where the harness's time goes, summed over the process and its threads: a run's whole
 // execution (building the poisoned host images, checking them afterwards, and the three device
