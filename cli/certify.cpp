@@ -31,6 +31,124 @@ std::string profile_brief(const oracle::Profile& p) {
   return buf;
 }
 
+
+// The summary line of a certificate: properties, corpus, the error profile over the corpus and the
+// generated cases, the time.
+std::string evidence(const Certificate& c) {
+  oracle::Profile total = c.corpus.profile;
+  for (const OpRun& r : c.generated) total.merge(r.profile);
+  int props_pass = 0, props_na = 0;
+  for (const auto& r : c.suite.results) {
+    props_pass += r.verdict == PropertyVerdict::pass;
+    props_na += r.verdict == PropertyVerdict::not_applicable;
+  }
+  char detail[512];
+  std::snprintf(detail, sizeof detail, "properties %d pass / %d n/a / %zu; corpus %d/%d; %s; %.1f s", props_pass, props_na,
+                c.suite.results.size(), c.corpus.passed, c.corpus.passed + c.corpus.failed + c.corpus.invalid,
+                profile_brief(total).c_str(), c.seconds);
+  return detail;
+}
+
+// DIR/report.html, drawn by the Python package of this tree (python/rmsnorm_cert) with
+// matplotlib: the first of $RMSNORM_PYTHON, python3 on PATH and /usr/bin/python3 (where the
+// distribution's matplotlib lives) that has it. False (said on stderr) when it could not be.
+bool write_html_report(const std::string& out_dir) {
+  std::vector<std::string> candidates;
+  if (const char* p = std::getenv("RMSNORM_PYTHON"); p && *p) candidates.emplace_back(p);
+  if (std::string p = find_in_path("python3"); !p.empty()) candidates.push_back(p);
+  candidates.emplace_back("/usr/bin/python3");
+  std::string python;
+  for (const std::string& c : candidates) {
+    if (!is_executable(c)) continue;
+    const ChildResult probe = run_child({c, "-c", "import matplotlib"}, {}, 60);
+    if (probe.exited_ok() && probe.exit_code == 0) {
+      python = c;
+      break;
+    }
+  }
+  if (python.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert certify: --html needs python3 with matplotlib (Debian: apt-get install "
+                         "python3-matplotlib; or name an interpreter in RMSNORM_PYTHON)\n");
+    return false;
+  }
+  std::string pythonpath = std::string(RMSNORM_CERT_SOURCE_DIR) + "/python";
+  if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
+  const ChildResult r = run_child({python, "-m", "rmsnorm_cert", "report", out_dir}, {{"PYTHONPATH", pythonpath}}, 600);
+  if (!r.exited_ok() || r.exit_code != 0) {
+    std::fprintf(stderr, "rmsnorm-cert certify: the HTML report failed (%s)\n%s%s", r.describe().c_str(), r.out.c_str(), r.err.c_str());
+    return false;
+  }
+  std::printf("%s", r.out.c_str());
+  return true;
+}
+
+// The options every variant's certification shares.
+struct CertifyOptions {
+  std::int64_t cases = 100, property_cases = 100, jobs = 1;
+  std::uint64_t seed = 0;
+  std::string corpus;
+  double timeout = 300;
+  bool no_properties = false;
+};
+
+// One variant's certificate: the property suite, the corpus and the generated cases.
+Certificate certify_variant(const rmsnorm::Variant& v, const CertifyOptions& o, const DeviceInfo& device,
+                            const std::string& progress_prefix) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Progress progress(progress_prefix);
+  Certificate c;
+  c.variant = v.name;
+  c.description = v.description;
+  c.memory = v.memory == rmsnorm::Memory::host ? "host" : "device";
+  c.date = utc_now();
+  c.host = host_name();
+  c.commit = RMSNORM_CERT_GIT_COMMIT;
+  c.commit_dirty = RMSNORM_CERT_GIT_DIRTY != 0;
+  c.tool_version = RMSNORM_CERT_VERSION;
+  c.device_name = device.name;
+  c.device_cc = device.compute_capability;
+  c.driver = device.driver;
+  c.runtime = device.runtime;
+  c.device_reason = device.available ? "" : device.reason;
+  c.cases = o.cases;
+  c.property_cases = o.property_cases;
+  c.seed = o.seed;
+  c.claims = claim_lines(v);
+  // The corpus and the generated cases run in this process, the properties in child processes:
+  // with more than one job the two go side by side, and the properties show the progress.
+  // A kernel hosted by this process (the Python bridge) runs its steps in child processes when
+  // its host named a launcher (isolated_step.h), else everything here, one after another.
+  const bool here = v.in_process && !can_isolate(v);
+  const bool side_by_side = !o.no_properties && o.jobs > 1 && !here;
+  Progress side_progress(progress_prefix, /*quiet=*/side_by_side);
+  auto corpus_and_generated = [&] {
+    c.corpus = replay_corpus(v, o.corpus, side_progress);
+    if (generators_available()) {
+      c.generated = run_generated(v, o.cases, o.seed, side_progress);
+    } else {
+      c.generated_note = "this build has no rmsnorm_generators library (properties/)";
+    }
+  };
+  std::thread side;
+  if (side_by_side) side = std::thread(corpus_and_generated);
+  if (!o.no_properties) {
+    c.suite = here ? run_suite_here(v, o.property_cases, progress)
+              : v.in_process ? isolated_suite(v, o.property_cases, static_cast<int>(o.jobs), progress)
+                              : run_suite(v, o.property_cases, static_cast<int>(o.jobs), o.timeout, progress);
+  } else {
+    c.suite.problems.push_back("skipped by --no-properties");
+  }
+  if (side_by_side) {
+    progress.update("corpus and generated cases");
+    side.join();
+  } else {
+    corpus_and_generated();
+  }
+  progress.done();
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return c;
+}
+
 }  // namespace
 
 int run_certify(const Args& args) {
@@ -65,6 +183,14 @@ int run_certify(const Args& args) {
   if (!(deadline >= 0) || !std::isfinite(deadline)) return cl.usage_exit("--deadline wants seconds >= 0 (0: none)");
   if (!(timeout > 0) || !std::isfinite(timeout)) return cl.usage_exit("--timeout wants seconds > 0");
   if (property_cases < 0) property_cases = std::max<std::int64_t>(cases, 1);
+  CertifyOptions opt;
+  opt.cases = cases;
+  opt.property_cases = property_cases;
+  opt.jobs = jobs;
+  opt.seed = seed;
+  opt.corpus = corpus;
+  opt.timeout = timeout;
+  opt.no_properties = no_properties;
 
   std::vector<const rmsnorm::Variant*> matched;
   for (const rmsnorm::Variant* v : rmsnorm::match_variants(pattern[0]))
@@ -134,60 +260,9 @@ int run_certify(const Args& args) {
       not_run.push_back(v->name);
       continue;
     }
-    const auto t0 = std::chrono::steady_clock::now();
     const std::string progress_prefix = "[" + std::to_string(vi + 1) + "/" + std::to_string(matched.size()) + " " + v->name +
                                         ", " + std::to_string(static_cast<long long>(elapsed())) + " s in] ";
-    Progress progress(progress_prefix);
-    Certificate c;
-    c.variant = v->name;
-    c.description = v->description;
-    c.memory = v->memory == rmsnorm::Memory::host ? "host" : "device";
-    c.date = utc_now();
-    c.host = host_name();
-    c.commit = RMSNORM_CERT_GIT_COMMIT;
-    c.commit_dirty = RMSNORM_CERT_GIT_DIRTY != 0;
-    c.tool_version = RMSNORM_CERT_VERSION;
-    c.device_name = device.name;
-    c.device_cc = device.compute_capability;
-    c.driver = device.driver;
-    c.runtime = device.runtime;
-    c.device_reason = device.available ? "" : device.reason;
-    c.cases = cases;
-    c.property_cases = property_cases;
-    c.seed = seed;
-    c.claims = claim_lines(*v);
-    // The corpus and the generated cases run in this process, the properties in child processes:
-    // with more than one job the two go side by side, and the properties show the progress.
-    // A kernel hosted by this process (the Python bridge) runs its steps in child processes when
-    // its host named a launcher (isolated_step.h), else everything here, one after another.
-    const bool here = v->in_process && !can_isolate(*v);
-    const bool side_by_side = !no_properties && jobs > 1 && !here;
-    Progress side_progress(progress_prefix, /*quiet=*/side_by_side);
-    auto corpus_and_generated = [&] {
-      c.corpus = replay_corpus(*v, corpus, side_progress);
-      if (generators_available()) {
-        c.generated = run_generated(*v, cases, seed, side_progress);
-      } else {
-        c.generated_note = "this build has no rmsnorm_generators library (properties/)";
-      }
-    };
-    std::thread side;
-    if (side_by_side) side = std::thread(corpus_and_generated);
-    if (!no_properties) {
-      c.suite = here ? run_suite_here(*v, property_cases, progress)
-                : v->in_process ? isolated_suite(*v, property_cases, static_cast<int>(jobs), progress)
-                                : run_suite(*v, property_cases, static_cast<int>(jobs), timeout, progress);
-    } else {
-      c.suite.problems.push_back("skipped by --no-properties");
-    }
-    if (side_by_side) {
-      progress.update("corpus and generated cases");
-      side.join();
-    } else {
-      corpus_and_generated();
-    }
-    progress.done();
-    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Certificate c = certify_variant(*v, opt, device, progress_prefix);
     const std::string base = out_dir + "/" + v->name;
     if (!write_text_file(base + ".md", certificate_markdown(c), error) || !write_text_file(base + ".json", certificate_json(c), error)) {
       std::fprintf(stderr, "rmsnorm-cert certify: %s\n", error.c_str());
@@ -195,18 +270,8 @@ int run_certify(const Args& args) {
     }
     const bool ok = c.passed();
     all_ok = all_ok && ok;
-    oracle::Profile total = c.corpus.profile;
-    for (const OpRun& r : c.generated) total.merge(r.profile);
-    int props_pass = 0, props_na = 0;
-    for (const auto& r : c.suite.results) {
-      props_pass += r.verdict == PropertyVerdict::pass;
-      props_na += r.verdict == PropertyVerdict::not_applicable;
-    }
-    char detail[512];
-    std::snprintf(detail, sizeof detail, "properties %d pass / %d n/a / %zu; corpus %d/%d; %s; %.1f s", props_pass, props_na,
-                  c.suite.results.size(), c.corpus.passed, c.corpus.passed + c.corpus.failed + c.corpus.invalid,
-                  profile_brief(total).c_str(), c.seconds);
-    std::printf("%-4s %-36s %s\n", ok ? "PASS" : "FAIL", v->name.c_str(), detail);
+    const std::string detail = evidence(c);
+    std::printf("%-4s %-36s %s\n", ok ? "PASS" : "FAIL", v->name.c_str(), detail.c_str());
     for (const std::string& f : c.failure_summary()) std::printf("       %s\n", f.c_str());
     std::fflush(stdout);
     lines.push_back({v->name, ok ? "PASS" : "FAIL", detail, base + ".md"});
@@ -241,37 +306,7 @@ int run_certify(const Args& args) {
       return kExitError;
     }
   }
-  if (html) {
-    // The report is drawn by the Python package of this tree (python/rmsnorm_cert) with
-    // matplotlib: the first of $RMSNORM_PYTHON, python3 on PATH and /usr/bin/python3 (where the
-    // distribution's matplotlib lives) that has it.
-    std::vector<std::string> candidates;
-    if (const char* p = std::getenv("RMSNORM_PYTHON"); p && *p) candidates.emplace_back(p);
-    if (std::string p = find_in_path("python3"); !p.empty()) candidates.push_back(p);
-    candidates.emplace_back("/usr/bin/python3");
-    std::string python;
-    for (const std::string& c : candidates) {
-      if (!is_executable(c)) continue;
-      const ChildResult probe = run_child({c, "-c", "import matplotlib"}, {}, 60);
-      if (probe.exited_ok() && probe.exit_code == 0) {
-        python = c;
-        break;
-      }
-    }
-    if (python.empty()) {
-      std::fprintf(stderr, "rmsnorm-cert certify: --html needs python3 with matplotlib (Debian: apt-get install "
-                           "python3-matplotlib; or name an interpreter in RMSNORM_PYTHON)\n");
-      return kExitError;
-    }
-    std::string pythonpath = std::string(RMSNORM_CERT_SOURCE_DIR) + "/python";
-    if (const char* p = std::getenv("PYTHONPATH"); p && *p) pythonpath += std::string(":") + p;
-    const ChildResult r = run_child({python, "-m", "rmsnorm_cert", "report", out_dir}, {{"PYTHONPATH", pythonpath}}, 600);
-    if (!r.exited_ok() || r.exit_code != 0) {
-      std::fprintf(stderr, "rmsnorm-cert certify: the HTML report failed (%s)\n%s%s", r.describe().c_str(), r.out.c_str(), r.err.c_str());
-      return kExitError;
-    }
-    std::printf("%s", r.out.c_str());
-  }
+  if (html && !write_html_report(out_dir)) return kExitError;
   const double total_s = elapsed();
 
   std::printf("certify: %zu certified (%s), %zu skipped, %zu not run, %.1f s; certificates in %s/\n", lines.size(),
