@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Which device kernels changed their machine code between two builds.
+
+    scripts/sass_diff.py BEFORE AFTER [--funcs REGEX] [--list]
+
+BEFORE and AFTER are each a library, object or executable (read with `cuobjdump -sass`) or a text
+file holding such a listing. Kernels are matched by mangled name and architecture; each one's
+instructions are compared with the encodings and the listing's addresses left out, so that a kernel
+whose code is the same compares equal wherever it sits in the file. Prints how many kernels are
+identical, and names the ones that changed, appeared or disappeared.
+
+A change that should leave the kernels alone (moving code between files, renaming a launcher,
+splitting a header) is checked with it against the build before the change: exit 0 when every
+kernel's code is identical and the two builds hold the same kernels, 1 otherwise, 2 on bad input.
+"""
+import argparse
+import hashlib
+import re
+import subprocess
+import sys
+
+FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
+ARCH = re.compile(r"^\s*arch\s*=\s*(sm_\d+\w*)")
+# An instruction line: /*0040*/  IMAD.MOV.U32 R8, RZ, RZ, 0x1f ;  /* 0x0000001fff087424 */
+INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s*(.*?);")
+
+
+def listing(path):
+    """The SASS listing of a binary (cuobjdump -sass), or the text of a file that already is one."""
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if b"\0" not in head:  # a text file: a saved listing
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    try:
+        r = subprocess.run(["cuobjdump", "-sass", path], capture_output=True, text=True)
+    except FileNotFoundError:
+        raise SystemExit("sass_diff: cuobjdump is not on PATH (it comes with the CUDA toolkit)")
+    if r.returncode != 0:
+        raise SystemExit(f"sass_diff: cuobjdump -sass {path} failed: {r.stderr.strip()[:300]}")
+    return r.stdout
+
+
+def kernels(text, funcs=None):
+    """{(arch, mangled name): digest of its instructions}."""
+    out = {}
+    arch, name, body = "?", None, []
+
+    def close():
+        if name is not None and (funcs is None or funcs.search(name)):
+            out[(arch, name)] = hashlib.sha256("\n".join(body).encode()).hexdigest()
+
+    for line in text.splitlines():
+        m = ARCH.match(line)
+        if m:
+            close()
+            name, body = None, []
+            arch = m.group(1)
+            continue
+        m = FUNCTION.match(line)
+        if m:
+            close()
+            name, body = m.group(1), []
+            continue
+        m = INSTRUCTION.match(line)
+        if m and name is not None:
+            body.append(" ".join(m.group(1).split()))
+    close()
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("before")
+    ap.add_argument("after")
+    ap.add_argument("--funcs", help="only kernels whose mangled name matches this regular expression")
+    ap.add_argument("--list", action="store_true", help="also name every identical kernel")
+    args = ap.parse_args(argv)
+    try:
+        funcs = re.compile(args.funcs) if args.funcs else None
+    except re.error as e:
+        print(f"sass_diff: --funcs: {e}", file=sys.stderr)
+        return 2
+    try:
+        a, b = kernels(listing(args.before), funcs), kernels(listing(args.after), funcs)
+    except OSError as e:
+        print(f"sass_diff: {e}", file=sys.stderr)
+        return 2
+    if not a and not b:
+        print("sass_diff: no kernel in either build (nothing compared)", file=sys.stderr)
+        return 2
+    same = sorted(k for k in a if k in b and a[k] == b[k])
+    changed = sorted(k for k in a if k in b and a[k] != b[k])
+    gone = sorted(k for k in a if k not in b)
+    new = sorted(k for k in b if k not in a)
+    print(f"{len(same)} kernels identical, {len(changed)} changed, {len(gone)} only before, {len(new)} only after")
+    for what, keys in (("changed", changed), ("only before", gone), ("only after", new)) + \
+            ((("identical", same),) if args.list else ()):
+        for arch, name in keys:
+            print(f"  {what:11s} {arch} {name}")
+    return 0 if not (changed or gone or new) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
