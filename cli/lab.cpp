@@ -218,6 +218,171 @@ Bandwidth measure_bandwidth(std::int64_t rows, std::int64_t dims) {
   return b;
 }
 
+void add(std::vector<Check>& checks, const char* section, std::string name, bool pass, std::string detail) {
+  checks.push_back({section, std::move(name), std::move(detail), pass});
+}
+
+// The central differences' step and the lecture's threshold on them.
+constexpr double kStep = 1e-6, kThreshold = 1e-7;
+
+struct Element { double dx, ndx, dg, ndg; bool pass; };
+
+// The exercises worked by hand, and the lab script's two edge rows judged on host.reference.
+void add_exercises(std::vector<Check>& checks) {
+  char buf[256];
+  // Exercise 1: x = [1, 2], γ = [1, 2], dy = [3, −1], ε = 0, by hand.
+  {
+    const Row row{{1, 2}, {1, 2}, {3, -1}, 0};
+    std::vector<double> dx, dg;
+    gradient(row, false, dx, dg);
+    const double r = rstd_of(row.x, 0);
+    const double xdx = row.x[0] * dx[0] + row.x[1] * dx[1];
+    const bool ok = std::fabs(r - 0.632456) < 1e-6 && std::fabs(dx[0] - 2.023858) < 1e-6 && std::fabs(dx[1] + 1.011929) < 1e-6 &&
+                    std::fabs(dg[0] - 1.897367) < 1e-6 && std::fabs(dg[1] + 1.264911) < 1e-6 && std::fabs(xdx) < 1e-12;
+    std::snprintf(buf, sizeof buf, "r = %.6f, y = [%.6f, %.6f], dx = [%.6f, %.6f], dγ = [%.6f, %.6f], x·dx = %.1g", r, r,
+                  4 * r, dx[0], dx[1], dg[0], dg[1], xdx);
+    add(checks, "exercises", "1: forward and backward by hand", ok, buf);
+    std::string why;
+    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
+    add(checks, "exercises", "1: host.reference on it, judged", run.verdict == RunVerdict::pass, why.empty() ? to_string(run.verdict) : why);
+  }
+  // Exercise 2: D = 5 ones padded to BLOCK = 8, the sum divided by 8.
+  {
+    const double right = 1.0, wrong = std::sqrt(8.0 / 5.0);
+    std::snprintf(buf, sizeof buf, "correct y = %.6f; divided by BLOCK = 8: y = %.6f (%.2f%% too large)", right, wrong,
+                  100 * (wrong - 1));
+    add(checks, "exercises", "2: the padding divisor", std::fabs(wrong - 1.264911) < 1e-6, buf);
+  }
+  // Exercise 3: R = 4096, D = 8192 bf16, one read and one write in 50 µs on a 3.35 TB/s HBM.
+  {
+    const double bytes = 4096.0 * 8192 * 2 * 2, t = 50e-6, peak = 3.35e12;
+    const double bw = bytes / t, floor_us = bytes / peak * 1e6;
+    std::snprintf(buf, sizeof buf, "%.0f B / 50 µs = %.3f TB/s = %.1f%% of 3.35 TB/s; lower bound %.1f µs (%.2fx)", bytes,
+                  bw / 1e12, 100 * bw / peak, floor_us, 50 / floor_us);
+    add(checks, "exercises", "3: the bandwidth ledger", std::fabs(bw / 1e12 - 2.684) < 1e-3 && std::fabs(floor_us - 40.1) < 0.05, buf);
+  }
+
+  // The lab script's other checks, judged on host.reference: a zero row (y = 0, dx = dy·g/sqrt(eps),
+  // finite for eps > 0) and fp16 rows of ±300, whose squares (90000) overflow fp16 but not fp32.
+  {
+    const harness::Case zero = row_case(rmsnorm::DType::f32, {0, 0}, {1, 2}, {3, -1}, 1e-5f);
+    std::string why;
+    CaseRun run = judge(zero, "host.reference", why);
+    add(checks, "exercises", "zero row, eps = 1e-5: dx = dy*g/sqrt(eps), judged on host.reference", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "ok" : run.reason) : why);
+    const harness::Case f16 = row_case(rmsnorm::DType::f16, {300, -300, 300, -300}, {1, 1, 1, 1}, {}, 1e-6f);
+    why.clear();
+    run = judge(f16, "host.reference", why);
+    add(checks, "exercises", "fp16 x = ±300 (300² > 65504): squares in fp32, judged on host.reference", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "ok: y = ±1, finite" : run.reason) : why);
+  }
+
+}
+
+// The lab's row: x ~ N(0, 1), γ ~ U(0.5, 1.5), dy ~ N(0, 1).
+Row lab_row(std::int64_t width, double eps, std::int64_t seed) {
+  Row row;
+  row.eps = eps;
+  {
+    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> uniform(0.5, 1.5);
+    for (std::int64_t i = 0; i < width; ++i) {
+      // Values representable in fp32, so that the judged kernel sees the very row differentiated here.
+      row.x.push_back(static_cast<float>(normal(rng)));
+      row.g.push_back(static_cast<float>(uniform(rng)));
+      row.dy.push_back(static_cast<float>(normal(rng)));
+    }
+  }
+  return row;
+}
+
+// FP64 central differences against the analytic gradient, element by element (ndx: the central
+// dx, which the planted bug is measured against too), and host.reference judged on the row.
+std::vector<Element> add_gradient(const Row& row, std::vector<Check>& checks, std::vector<double>& ndx) {
+  char buf[256];
+  const std::int64_t width = static_cast<std::int64_t>(row.x.size());
+  const double h = kStep, tol = kThreshold;
+  std::vector<double> dx, dg;
+  gradient(row, false, dx, dg);
+  ndx = central(row, true, h);
+  const std::vector<double> ndg = central(row, false, h);
+  std::vector<Element> elements;
+  int failed_elements = 0;
+  for (std::int64_t i = 0; i < width; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    const bool pass = std::fabs(dx[k] - ndx[k]) < tol && std::fabs(dg[k] - ndg[k]) < tol;
+    failed_elements += !pass;
+    elements.push_back({dx[k], ndx[k], dg[k], ndg[k], pass});
+  }
+  std::snprintf(buf, sizeof buf, "D = %lld: max |dx − central| %.2g, max |dγ − central| %.2g (h = %g, threshold %g); %d of %lld elements fail",
+                static_cast<long long>(width), max_abs_diff(dx, ndx), max_abs_diff(dg, ndg), h, tol, failed_elements,
+                static_cast<long long>(width));
+  add(checks, "gradient", "central differences, every element", failed_elements == 0, buf);
+  {
+    std::string why;
+    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
+    add(checks, "gradient", "host.reference's fp32 dx and dγ on this row, judged", run.verdict == RunVerdict::pass,
+        why.empty() ? (run.verdict == RunVerdict::pass ? "within the contract's bounds" : run.reason) : why);
+  }
+  return elements;
+}
+
+// The two bugs the lab asks to plant, caught through their mutants.
+void add_planted_bugs(const Row& row, const std::vector<double>& ndx, std::vector<Check>& checks) {
+  char buf[256];
+  const std::int64_t width = static_cast<std::int64_t>(row.x.size());
+  const double tol = kThreshold;
+  // Sum instead of mean: the reduction term grows by D (nothing at D = 1).
+  {
+    std::vector<double> bdx, bdg;
+    gradient(row, true, bdx, bdg);
+    const double err = max_abs_diff(bdx, ndx);
+    const bool expect_caught = width > 1;
+    std::snprintf(buf, sizeof buf, "FP64: max |dx − central| = %.3g at D = %lld (%s)", err, static_cast<long long>(width),
+                  expect_caught ? "the term a is D times too large" : "at D = 1 the sum is the mean: nothing to catch");
+    add(checks, "planted bugs", "sum instead of mean, by central differences", (err >= tol) == expect_caught, buf);
+    harness::Case c = backward_case_of(row);
+    std::string why;
+    const CaseRun run = judge(c, "mutant.host.reference.M4_bwd_sum_not_mean", why);
+    const bool caught = run.verdict == RunVerdict::fail;
+    c.variant = "mutant.host.reference.M4_bwd_sum_not_mean";
+    add(checks, "planted bugs", "sum instead of mean, as mutant M4 through the judge", why.empty() && caught == expect_caught,
+        !why.empty() ? why
+        : caught   ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c)
+                   : std::string("not caught") + (expect_caught ? "" : ", as expected at D = 1"));
+  }
+  // The padded divisor: the host reference pads to 32 lanes; widths that are not a multiple are caught.
+  {
+    harness::Case c = row_case(rmsnorm::DType::f32, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 1}, {}, 0);
+    std::string why;
+    const CaseRun run = judge(c, "mutant.host.reference.M1_padded_divisor", why);
+    const bool caught = run.verdict == RunVerdict::fail;
+    c.variant = "mutant.host.reference.M1_padded_divisor";
+    add(checks, "planted bugs", "padded divisor (D = 5 ones), as mutant M1 through the judge", why.empty() && caught,
+        !why.empty() ? why : caught ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c) : std::string("not caught"));
+  }
+
+}
+
+void add_bandwidth(const Bandwidth& bw, std::vector<Check>& checks) {
+  char buf[256];
+  // The lab's claims on the GPU: the three agree within one bf16 ulp (the eager chain rounds
+  // twice), and fused, moving 1/9 of eager's bytes, is faster than eager, and ours at least as
+  // fast as fused (within 2 %: medians of the same kernel move about 1 % run to run).
+  if (!bw.error.empty()) {
+    add(checks, "bandwidth", "rmsnorm-bench --lab --json", false, bw.error);
+  } else if (bw.skipped.empty()) {
+    std::snprintf(buf, sizeof buf, "max ulp eager-fused %.0f, eager-ours %.0f, fused-ours %.0f", bw.ulp_eager_fused,
+                  bw.ulp_eager_ours, bw.ulp_fused_ours);
+    add(checks, "bandwidth", "eager, fused and ours agree within one bf16 ulp", bw.agree, buf);
+    const Timed &eager = bw.timed[0], &fused = bw.timed[1], &ours = bw.timed[2];
+    std::snprintf(buf, sizeof buf, "%.1f µs > %.1f µs >= %.1f µs", eager.us, fused.us, ours.us);
+    add(checks, "bandwidth", "fused faster than eager (1/9 of its bytes), ours at least as fast as fused (2 %)",
+        fused.us < eager.us && ours.us <= 1.02 * fused.us, buf);
+  }
+}
+
 }  // namespace
 
 int run_lab(const Args& args) {
@@ -242,148 +407,19 @@ int run_lab(const Args& args) {
   if (!(eps >= 0) || !std::isfinite(eps)) return cl.usage_exit("--eps wants a finite value >= 0");
 
   std::vector<Check> checks;
-  auto add = [&](const char* section, std::string name, bool pass, std::string detail) {
-    checks.push_back({section, std::move(name), std::move(detail), pass});
-  };
-  char buf[256];
-
-  // 1. Exercise 1: x = [1, 2], γ = [1, 2], dy = [3, −1], ε = 0, by hand.
-  {
-    const Row row{{1, 2}, {1, 2}, {3, -1}, 0};
-    std::vector<double> dx, dg;
-    gradient(row, false, dx, dg);
-    const double r = rstd_of(row.x, 0);
-    const double xdx = row.x[0] * dx[0] + row.x[1] * dx[1];
-    const bool ok = std::fabs(r - 0.632456) < 1e-6 && std::fabs(dx[0] - 2.023858) < 1e-6 && std::fabs(dx[1] + 1.011929) < 1e-6 &&
-                    std::fabs(dg[0] - 1.897367) < 1e-6 && std::fabs(dg[1] + 1.264911) < 1e-6 && std::fabs(xdx) < 1e-12;
-    std::snprintf(buf, sizeof buf, "r = %.6f, y = [%.6f, %.6f], dx = [%.6f, %.6f], dγ = [%.6f, %.6f], x·dx = %.1g", r, r,
-                  4 * r, dx[0], dx[1], dg[0], dg[1], xdx);
-    add("exercises", "1: forward and backward by hand", ok, buf);
-    std::string why;
-    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
-    add("exercises", "1: host.reference on it, judged", run.verdict == RunVerdict::pass, why.empty() ? to_string(run.verdict) : why);
-  }
-  // 2. Exercise 2: D = 5 ones padded to BLOCK = 8, the sum divided by 8.
-  {
-    const double right = 1.0, wrong = std::sqrt(8.0 / 5.0);
-    std::snprintf(buf, sizeof buf, "correct y = %.6f; divided by BLOCK = 8: y = %.6f (%.2f%% too large)", right, wrong,
-                  100 * (wrong - 1));
-    add("exercises", "2: the padding divisor", std::fabs(wrong - 1.264911) < 1e-6, buf);
-  }
-  // 3. Exercise 3: R = 4096, D = 8192 bf16, one read and one write in 50 µs on a 3.35 TB/s HBM.
-  {
-    const double bytes = 4096.0 * 8192 * 2 * 2, t = 50e-6, peak = 3.35e12;
-    const double bw = bytes / t, floor_us = bytes / peak * 1e6;
-    std::snprintf(buf, sizeof buf, "%.0f B / 50 µs = %.3f TB/s = %.1f%% of 3.35 TB/s; lower bound %.1f µs (%.2fx)", bytes,
-                  bw / 1e12, 100 * bw / peak, floor_us, 50 / floor_us);
-    add("exercises", "3: the bandwidth ledger", std::fabs(bw / 1e12 - 2.684) < 1e-3 && std::fabs(floor_us - 40.1) < 0.05, buf);
-  }
-
-  // The lab script's other checks, judged on host.reference: a zero row (y = 0, dx = dy·g/sqrt(eps),
-  // finite for eps > 0) and fp16 rows of ±300, whose squares (90000) overflow fp16 but not fp32.
-  {
-    const harness::Case zero = row_case(rmsnorm::DType::f32, {0, 0}, {1, 2}, {3, -1}, 1e-5f);
-    std::string why;
-    CaseRun run = judge(zero, "host.reference", why);
-    add("exercises", "zero row, eps = 1e-5: dx = dy*g/sqrt(eps), judged on host.reference", run.verdict == RunVerdict::pass,
-        why.empty() ? (run.verdict == RunVerdict::pass ? "ok" : run.reason) : why);
-    const harness::Case f16 = row_case(rmsnorm::DType::f16, {300, -300, 300, -300}, {1, 1, 1, 1}, {}, 1e-6f);
-    why.clear();
-    run = judge(f16, "host.reference", why);
-    add("exercises", "fp16 x = ±300 (300² > 65504): squares in fp32, judged on host.reference", run.verdict == RunVerdict::pass,
-        why.empty() ? (run.verdict == RunVerdict::pass ? "ok: y = ±1, finite" : run.reason) : why);
-  }
-
-  // The lab's row: x ~ N(0, 1), γ ~ U(0.5, 1.5), dy ~ N(0, 1).
-  Row row;
-  row.eps = eps;
-  {
-    std::mt19937_64 rng(static_cast<std::uint64_t>(seed));
-    std::normal_distribution<double> normal(0.0, 1.0);
-    std::uniform_real_distribution<double> uniform(0.5, 1.5);
-    for (std::int64_t i = 0; i < width; ++i) {
-      // Values representable in fp32, so that the judged kernel sees the very row differentiated here.
-      row.x.push_back(static_cast<float>(normal(rng)));
-      row.g.push_back(static_cast<float>(uniform(rng)));
-      row.dy.push_back(static_cast<float>(normal(rng)));
-    }
-  }
-  // 2. Central differences in FP64, h = 1e-6: the lecture's threshold is 1e-7.
-  const double h = 1e-6, tol = 1e-7;
-  std::vector<double> dx, dg;
-  gradient(row, false, dx, dg);
-  const std::vector<double> ndx = central(row, true, h), ndg = central(row, false, h);
-  struct Element { double dx, ndx, dg, ndg; bool pass; };
-  std::vector<Element> elements;
-  int failed_elements = 0;
-  for (std::int64_t i = 0; i < width; ++i) {
-    const auto k = static_cast<std::size_t>(i);
-    const bool pass = std::fabs(dx[k] - ndx[k]) < tol && std::fabs(dg[k] - ndg[k]) < tol;
-    failed_elements += !pass;
-    elements.push_back({dx[k], ndx[k], dg[k], ndg[k], pass});
-  }
-  std::snprintf(buf, sizeof buf, "D = %lld: max |dx − central| %.2g, max |dγ − central| %.2g (h = %g, threshold %g); %d of %lld elements fail",
-                static_cast<long long>(width), max_abs_diff(dx, ndx), max_abs_diff(dg, ndg), h, tol, failed_elements,
-                static_cast<long long>(width));
-  add("gradient", "central differences, every element", failed_elements == 0, buf);
-  {
-    std::string why;
-    const CaseRun run = judge(backward_case_of(row), "host.reference", why);
-    add("gradient", "host.reference's fp32 dx and dγ on this row, judged", run.verdict == RunVerdict::pass,
-        why.empty() ? (run.verdict == RunVerdict::pass ? "within the contract's bounds" : run.reason) : why);
-  }
-
-  // 3. The planted bugs. Sum instead of mean: the reduction term grows by D (nothing at D = 1).
-  {
-    std::vector<double> bdx, bdg;
-    gradient(row, true, bdx, bdg);
-    const double err = max_abs_diff(bdx, ndx);
-    const bool expect_caught = width > 1;
-    std::snprintf(buf, sizeof buf, "FP64: max |dx − central| = %.3g at D = %lld (%s)", err, static_cast<long long>(width),
-                  expect_caught ? "the term a is D times too large" : "at D = 1 the sum is the mean: nothing to catch");
-    add("planted bugs", "sum instead of mean, by central differences", (err >= tol) == expect_caught, buf);
-    harness::Case c = backward_case_of(row);
-    std::string why;
-    const CaseRun run = judge(c, "mutant.host.reference.M4_bwd_sum_not_mean", why);
-    const bool caught = run.verdict == RunVerdict::fail;
-    c.variant = "mutant.host.reference.M4_bwd_sum_not_mean";
-    add("planted bugs", "sum instead of mean, as mutant M4 through the judge", why.empty() && caught == expect_caught,
-        !why.empty() ? why
-        : caught   ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c)
-                   : std::string("not caught") + (expect_caught ? "" : ", as expected at D = 1"));
-  }
-  // The padded divisor: the host reference pads to 32 lanes; widths that are not a multiple are caught.
-  {
-    harness::Case c = row_case(rmsnorm::DType::f32, {1, 1, 1, 1, 1}, {1, 1, 1, 1, 1}, {}, 0);
-    std::string why;
-    const CaseRun run = judge(c, "mutant.host.reference.M1_padded_divisor", why);
-    const bool caught = run.verdict == RunVerdict::fail;
-    c.variant = "mutant.host.reference.M1_padded_divisor";
-    add("planted bugs", "padded divisor (D = 5 ones), as mutant M1 through the judge", why.empty() && caught,
-        !why.empty() ? why : caught ? "caught: " + run.reason.substr(0, 120) + "\n    " + repro_command(c) : std::string("not caught"));
-  }
-
-  // 4. Bandwidth on the GPU. The lab's claims: the three agree within one bf16 ulp (the eager
-  // chain rounds twice), and fused, moving 1/9 of eager's bytes, is faster than eager, and ours
-  // at least as fast as fused (within 2 %: medians of the same kernel move about 1 % run to run).
+  add_exercises(checks);
+  const Row row = lab_row(width, eps, seed);
+  std::vector<double> ndx;
+  const std::vector<Element> elements = add_gradient(row, checks, ndx);
+  add_planted_bugs(row, ndx, checks);
   const Bandwidth bw = measure_bandwidth(gpu_rows, gpu_dims);
-  if (!bw.error.empty()) {
-    add("bandwidth", "rmsnorm-bench --lab --json", false, bw.error);
-  } else if (bw.skipped.empty()) {
-    std::snprintf(buf, sizeof buf, "max ulp eager-fused %.0f, eager-ours %.0f, fused-ours %.0f", bw.ulp_eager_fused,
-                  bw.ulp_eager_ours, bw.ulp_fused_ours);
-    add("bandwidth", "eager, fused and ours agree within one bf16 ulp", bw.agree, buf);
-    const Timed &eager = bw.timed[0], &fused = bw.timed[1], &ours = bw.timed[2];
-    std::snprintf(buf, sizeof buf, "%.1f µs > %.1f µs >= %.1f µs", eager.us, fused.us, ours.us);
-    add("bandwidth", "fused faster than eager (1/9 of its bytes), ours at least as fast as fused (2 %)",
-        fused.us < eager.us && ours.us <= 1.02 * fused.us, buf);
-  }
+  add_bandwidth(bw, checks);
 
   bool all = true;
   for (const Check& c : checks) all = all && c.pass;
   if (json) {
     JsonWriter j;
-    j.begin_object().value("width", width).value("eps", eps).value("seed", seed).value("h", h).value("threshold", tol);
+    j.begin_object().value("width", width).value("eps", eps).value("seed", seed).value("h", kStep).value("threshold", kThreshold);
     j.begin_array("checks");
     for (const Check& c : checks)
       j.begin_object().value("section", c.section).value("name", c.name).value("pass", c.pass).value("detail", c.detail).end_object();
