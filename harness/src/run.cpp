@@ -360,14 +360,40 @@ std::string Outcome::summary() const {
 
 namespace {
 
+// One case in its buffers, launched and waited for, read back (execute_forward/backward).
+template <typename Setup, typename Raw, typename Case, typename Launch, typename Prepare, typename Collect>
+Raw execute_case(const rmsnorm::Variant& v, const Case& c, const Layout& L, const Launch& launch, const char* op,
+                 Prepare prepare, Collect collect) {
+  PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
+  ++g_executions;
+  Raw out;
+  out.status = launch_gate(v, c);
+  if (!out.status.ok()) return out;
+  if (!launch) {
+    out.status = Status::fail(Code::unsupported, v.name + " has no " + op);
+    return out;
+  }
+  Setup s;
+  out.status = prepare(v, c, L, s);
+  if (!out.status.ok()) return out;
+  out.status = launch_and_download(launch, s.a, v.memory, s.all);
+  if (!out.status.ok()) return out;
+  collect(v, c, s, out);
+  return out;
+}
+
 // Every case in its own buffers, launched back to back between two waits for the whole device
 // (harness::TimedRun), then each one read back and judged.
 template <typename Setup, typename Raw, typename Case, typename Launch, typename Prepare, typename Collect,
           typename Judge>
 TimedRun time_cases(const rmsnorm::Variant& v, const std::vector<Case>& cases, const Layout& L, const Launch& launch,
-                    Prepare prepare, Collect collect, Judge judge) {
+                    const char* op, Prepare prepare, Collect collect, Judge judge) {
   PhaseClock clock(Phase::execute);
   TimedRun t;
+  if (!launch) {
+    t.status = Status::fail(Code::unsupported, v.name + " has no " + op);
+    return t;
+  }
   std::vector<std::unique_ptr<Setup>> setups;
   for (const Case& c : cases) {
     ++g_executions;
@@ -507,31 +533,11 @@ void collect_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, Fo
 }  // namespace
 
 RawForward execute_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& L) {
-  PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
-  ++g_executions;
-  RawForward out;
-  out.status = launch_gate(v, c);
-  if (!out.status.ok()) return out;
-  if (!v.run_forward) {
-    out.status = Status::fail(Code::unsupported, v.name + " has no forward");
-    return out;
-  }
-  ForwardSetup s;
-  out.status = prepare_forward(v, c, L, s);
-  if (!out.status.ok()) return out;
-  out.status = launch_and_download(v.run_forward, s.a, v.memory, s.all);
-  if (!out.status.ok()) return out;
-  collect_forward(v, c, s, out);
-  return out;
+  return execute_case<ForwardSetup, RawForward>(v, c, L, v.run_forward, "forward", prepare_forward, collect_forward);
 }
 
 TimedRun time_forward(const rmsnorm::Variant& v, const std::vector<oracle::ForwardCase>& cases, const Layout& L) {
-  if (!v.run_forward) {
-    TimedRun t;
-    t.status = Status::fail(Code::unsupported, v.name + " has no forward");
-    return t;
-  }
-  return time_cases<ForwardSetup, RawForward>(v, cases, L, v.run_forward, prepare_forward, collect_forward,
+  return time_cases<ForwardSetup, RawForward>(v, cases, L, v.run_forward, "forward", prepare_forward, collect_forward,
                                               judge_forward);
 }
 
@@ -664,32 +670,13 @@ void collect_backward(const rmsnorm::Variant&, const oracle::BackwardCase& c, Ba
 }  // namespace
 
 RawBackward execute_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& L) {
-  PhaseClock clock(Phase::execute);  // first: its end includes the regions' release
-  ++g_executions;
-  RawBackward out;
-  out.status = launch_gate(v, c);
-  if (!out.status.ok()) return out;
-  if (!v.run_backward) {
-    out.status = Status::fail(Code::unsupported, v.name + " has no backward");
-    return out;
-  }
-  BackwardSetup s;
-  out.status = prepare_backward(v, c, L, s);
-  if (!out.status.ok()) return out;
-  out.status = launch_and_download(v.run_backward, s.a, v.memory, s.all);
-  if (!out.status.ok()) return out;
-  collect_backward(v, c, s, out);
-  return out;
+  return execute_case<BackwardSetup, RawBackward>(v, c, L, v.run_backward, "backward", prepare_backward,
+                                                  collect_backward);
 }
 
 TimedRun time_backward(const rmsnorm::Variant& v, const std::vector<oracle::BackwardCase>& cases, const Layout& L) {
-  if (!v.run_backward) {
-    TimedRun t;
-    t.status = Status::fail(Code::unsupported, v.name + " has no backward");
-    return t;
-  }
-  return time_cases<BackwardSetup, RawBackward>(v, cases, L, v.run_backward, prepare_backward, collect_backward,
-                                                judge_backward);
+  return time_cases<BackwardSetup, RawBackward>(v, cases, L, v.run_backward, "backward", prepare_backward,
+                                                collect_backward, judge_backward);
 }
 
 Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout) {
