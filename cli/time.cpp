@@ -3,7 +3,9 @@
 // and its own buffers, launched back to back through the variant's own entry point (the one
 // every check calls) between two waits for the whole device, then every case judged by the
 // oracle. A kernel that answers right only on its first calls, caches, or leaves its work on
-// another stream is timed with that work and judged on what it wrote.
+// another stream is timed with that work and judged on what it wrote. W warm-up calls go first,
+// launched the same way on cases of their own and judged as well, but not timed: a first call
+// that loads modules or compiles (Triton, torch.compile) is not a per-call cost.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -18,15 +20,16 @@
 namespace cert {
 
 int run_time(const Args& args) {
-  CommandLine cl("time", "time PATTERN [--op OP] [--rows R] [--dim D] [--type T] [--calls N] [--seed S] [--json]",
+  CommandLine cl("time", "time PATTERN [--op OP] [--rows R] [--dim D] [--type T] [--calls N] [--warmup W] [--seed S] [--json]",
                  "Times an op of every variant PATTERN matches on N cases of one shape (values from\n"
                  "the case format's generator, seeds S, S+1, ...), launched back to back between two waits\n"
-                 "for the whole device, then judges every one of them. Prints the time per call, the\n"
+                 "for the whole device, after W warm-up calls launched the same way, then judges every one\n"
+                 "of them, the warm-up calls too. Prints the time per call, the\n"
                  "bandwidth of its reads and writes, and the cases that passed, with the line that replays\n"
                  "the first failure. Exit 1 when a case failed or a variant could not run them.");
   std::vector<std::string> pattern;
   std::string op = "forward", type = "bf16";
-  std::int64_t rows = 4096, dim = 4096, calls = 20;
+  std::int64_t rows = 4096, dim = 4096, calls = 20, warmup = 2;
   std::uint64_t seed = 1;
   bool json = false;
   cl.positionals(&pattern, "a variant pattern", 1, 1);
@@ -35,6 +38,7 @@ int run_time(const Args& args) {
   cl.option("--dim", &dim, "D", "width (default 4096)", 1, std::int64_t{1} << 20);
   cl.option("--type", &type, "T", "x, weight and y type: f32, f16 or bf16 (default bf16)");
   cl.option("--calls", &calls, "N", "timed and checked calls, one case each (default 20)", 1, 1000);
+  cl.option("--warmup", &warmup, "W", "untimed calls before them, checked too (default 2)", 0, 100);
   cl.option_u64("--seed", &seed, "S", "seed of the first case (default 1)");
   cl.flag("--json", &json, "print the results as JSON");
   std::string error;
@@ -46,7 +50,8 @@ int run_time(const Args& args) {
   std::vector<harness::Case> cases;
   std::vector<oracle::ForwardCase> forward;
   std::vector<oracle::BackwardCase> backward_cases;
-  for (std::int64_t i = 0; i < calls; ++i) {
+  // Cases [0, W) warm up, [W, W + N) are timed: the seeds run on across both.
+  for (std::int64_t i = 0; i < warmup + calls; ++i) {
     char line[512];
     std::snprintf(line, sizeof line,
                   "op=%s;rows=%lld;dim=%lld;x_type=%s;g_type=%s;%s=%s;convention=standard;eps=1e-6;"
@@ -81,27 +86,42 @@ int run_time(const Args& args) {
   bool all_ok = true;
   JsonWriter j;
   j.begin_object().value("op", op).value("rows", rows).value("dim", dim).value("type", type).value("calls", calls);
+  j.value("warmup", warmup);
   j.begin_array("variants");
   if (!json)
-    std::printf("%s %lld x %lld %s, %lld calls, each a case of its own, every one judged\n", op.c_str(),
-                static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(), static_cast<long long>(calls));
+    std::printf("%s %lld x %lld %s, %lld timed calls after %lld warm-up calls, each a case of its own, every one judged\n",
+                op.c_str(), static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(),
+                static_cast<long long>(calls), static_cast<long long>(warmup));
+  // Cases [first, first + n) launched back to back, then judged.
+  const auto time_slice = [&](const rmsnorm::Variant& v, std::int64_t first, std::int64_t n) {
+    if (backward)
+      return harness::time_backward(
+          v, {backward_cases.begin() + first, backward_cases.begin() + first + n}, harness::Layout{});
+    return harness::time_forward(v, {forward.begin() + first, forward.begin() + first + n}, harness::Layout{});
+  };
   for (const rmsnorm::Variant* v : variants) {
-    const harness::TimedRun t = backward ? harness::time_backward(*v, backward_cases, harness::Layout{})
-                                         : harness::time_forward(*v, forward, harness::Layout{});
+    harness::TimedRun t;
+    if (warmup > 0) t = time_slice(*v, 0, warmup);
+    std::vector<harness::Outcome> outcomes = std::move(t.outcomes);
+    if (t.status.ok()) {
+      t = time_slice(*v, warmup, calls);
+      outcomes.insert(outcomes.end(), t.outcomes.begin(), t.outcomes.end());
+    }
     std::int64_t passed = 0;
     std::string first_failure, repro;
-    for (std::size_t i = 0; i < t.outcomes.size(); ++i) {
-      if (t.outcomes[i].pass()) {
+    for (std::size_t i = 0; i < outcomes.size(); ++i) {
+      if (outcomes[i].pass()) {
         ++passed;
       } else if (first_failure.empty()) {
-        first_failure = "case " + std::to_string(i) + ": " + t.outcomes[i].summary();
+        first_failure = "case " + std::to_string(i) + ": " + outcomes[i].summary();
         harness::Case exact = cases[i];
         exact.variant = v->name;
         repro = repro_command(exact);
       }
     }
+    const std::int64_t checked = warmup + calls;
     const double per_call = t.status.ok() ? t.seconds / static_cast<double>(calls) : 0;
-    const bool ok = t.status.ok() && passed == calls;
+    const bool ok = t.status.ok() && passed == checked;
     all_ok = all_ok && ok;
     j.begin_object().value("variant", v->name).value("status", t.status.ok() ? "ok" : rmsnorm::to_string(t.status.code));
     j.value("reason", t.status.reason).value("microseconds_per_call", per_call * 1e6);
@@ -114,7 +134,7 @@ int run_time(const Args& args) {
     }
     std::printf("%-4s %-36s %10.1f us per call %8.1f GB/s   %lld/%lld cases passed\n", ok ? "PASS" : "FAIL",
                 v->name.c_str(), per_call * 1e6, bytes / per_call / 1e9, static_cast<long long>(passed),
-                static_cast<long long>(calls));
+                static_cast<long long>(checked));
     if (!first_failure.empty()) std::printf("       %s\n       %s\n", first_failure.c_str(), repro.c_str());
   }
   j.end_array().value("passed", all_ok).end_object();

@@ -3,7 +3,7 @@
     python -m rmsnorm_cert certify TARGET [--kernels GLOB] [rmsnorm-cert certify options]
     python -m rmsnorm_cert repro TARGET --line '...'
     python -m rmsnorm_cert replay TARGET [--kernels GLOB] FILE_OR_DIR...
-    python -m rmsnorm_cert time TARGET [--kernels GLOB] [--rows R --dim D --type T --calls N]
+    python -m rmsnorm_cert time TARGET [--kernels GLOB] [--rows R --dim D --type T --calls N --warmup W]
     python -m rmsnorm_cert report DIR [--out DIR]
     python -m rmsnorm_cert peers DIR... [--out FILE | --update docs/peers.md]
     python -m rmsnorm_cert plots BENCH.csv [PEERS.csv ...] --out DIR
