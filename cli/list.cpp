@@ -43,7 +43,7 @@ void print_variants(const std::string& pattern, bool mutants) {
   int n = 0;
   for (const rmsnorm::Variant& v : rmsnorm::registry()) {
     if (v.is_mutant() != mutants) continue;
-    if (!pattern.empty() && pattern != "all" && !rmsnorm::glob_match(pattern, v.name)) continue;
+    if (!pattern.empty() && pattern != "all" && !rmsnorm::variant_matches(pattern, v)) continue;
     std::printf("%-44s %-6s %-34s %-20s %s\n", v.name.c_str(), v.memory == rmsnorm::Memory::host ? "host" : "device",
                 ops_of(v).c_str(), shape_of(v).c_str(), availability(v, device).c_str());
     if (mutants) std::printf("    %s: %s\n", rmsnorm::to_string(v.mutant), rmsnorm::mutant_description(v.mutant));
@@ -175,6 +175,13 @@ void print_dispatch_rules() {
   }
 }
 
+// " (also answers to `a`, `b`)": the names a variant had before (Variant::aliases).
+std::string former_names(const rmsnorm::Variant& v) {
+  std::string out;
+  for (const std::string& a : v.aliases) out += (out.empty() ? " (also answers to `" : "`, `") + a;
+  return out.empty() ? out : out + "`)";
+}
+
 void print_markdown() {
   std::printf(
       "# Variants\n\n"
@@ -198,7 +205,7 @@ void print_markdown() {
     if (v.is_mutant() || v.external) continue;  // this build's variants only, not --plugin ones
     std::printf("| %d | `%s` | %s | %s | %s | %s | %s | %s |\n", ++n, v.name.c_str(),
                 v.memory == rmsnorm::Memory::host ? "host" : "device", md_ops(v).c_str(), md_range(v).c_str(),
-                md_layout(v).c_str(), md_shapes(v).c_str(), md_cell(v.description).c_str());
+                md_layout(v).c_str(), md_shapes(v).c_str(), md_cell(v.description + former_names(v)).c_str());
   }
   std::printf(
       "\n## Mutants\n\n"

@@ -213,7 +213,7 @@ TEST_CASE("P2/P5/P6/P7 examples (CUDA variants): the seed's worked examples come
 namespace {
 // The widths a variant's canonical case tries, in order: 4096; else the width of its declared
 // bf16 range nearest 4096, rounded up to a multiple of 8 (aligned rows) where that stays inside
-// (fwd.staged_rows: 4097 <= D <= 8192 gives 4104); then 1024, 128 and 32768.
+// (fwd.block_row.staged: 4097 <= D <= 8192 gives 4104); then 1024, 128 and 32768.
 std::vector<std::int64_t> canonical_dims(const rmsnorm::Variant& v) {
   const std::int64_t lo = v.min_dim_for(rmsnorm::DType::bf16), hi = v.max_dim_for(rmsnorm::DType::bf16);
   std::int64_t near = std::clamp<std::int64_t>(4096, lo, std::max(lo, hi));
@@ -290,7 +290,7 @@ TEST_CASE("every product variant accepts and passes the canonical bf16 case (D =
 // Without a GPU the CUDA variants' canonical cases cannot run; their widths can be checked: the
 // second width tried lies in the variant's declared bf16 range and keeps rows 16-byte aligned
 // (the widths 4096, 1024, 128 and 32768 alone never reach a variant of 4097 <= D <= 8192 such as
-// fwd.staged_rows).
+// fwd.block_row.staged).
 TEST_CASE("the canonical widths of every product variant reach its declared range", "[property]") {
   for (const rmsnorm::Variant& v : rmsnorm::registry()) {
     if (v.is_mutant()) continue;
@@ -524,12 +524,12 @@ std::vector<harness::Case> property_draws(const char* id, const rmsnorm::Variant
 }  // namespace
 
 // A variant of a narrow range must meet more than stray cases: with widths drawn over every D, a
-// certificate of bwd.cluster_rows.vec8 (16384 < D <= 65536, aligned rows) checks 0 or 1 of 40
+// certificate of bwd.cluster_rows (16384 < D <= 65536, aligned rows) checks 0 or 1 of 40
 // cases for most properties — every other draw is outside its range and declined. Every draw for
 // a variant takes a width inside its declared range (Variant::min_dim/max_dim, per row type) and,
 // for a variant of aligned rows only, 16-byte aligned rows.
 TEST_CASE("property draws for a variant aim at its declared D range and layout", "[property]") {
-  // As bwd.cluster_rows.vec8: 16-bit rows from 16385, fp32 rows from 8193.
+  // As bwd.cluster_rows: 16-bit rows from 16385, fp32 rows from 8193.
   rmsnorm::Variant v = backward_test_variant("test.narrow", 16385, 65536, 8193, 0);
   v.aligned_rows = true;
   for (const char* id : {"P2", "P5", "P6", "P7", "P8", "P9", "P10", "P11", "P12", "P15", "P16", "P17", "P18", "P19", "P20"}) {
@@ -547,7 +547,7 @@ TEST_CASE("property draws for a variant aim at its declared D range and layout",
   }
 }
 
-// A variant whose fp32 rows are narrower with the fused add (bwd.staged_streams.vec8: two stages
+// A variant whose fp32 rows are narrower with the fused add (bwd.staged_streams: two stages
 // of three row tensors fit shared memory only to D = 2040): on the H200 its certificate checked
 // 86-91 % of the cases asked, every other one an fp32 add_backward row between 2041 and 4096
 // that it declined. Every draw of the fused add's fp32 rows takes a width within that limit.
@@ -570,12 +570,12 @@ TEST_CASE("property draws for a variant aim at its narrower fp32 range for the f
   }
 }
 
-// A variant of packed rows only (bwd.packed_rows.vec8) declines every case with row pads; P8 and
+// A variant of packed rows only (bwd.packed_rows) declines every case with row pads; P8 and
 // P15 force pads on every draw, so without aiming it would check none of them. Aimed draws keep
 // their misaligned offsets and drop the pads: every draw is packed and inside its range, and
 // (where the property forces layouts) a fifth at least are misaligned.
 TEST_CASE("property draws for a variant of packed rows give packed rows, misaligned ones among them", "[property]") {
-  rmsnorm::Variant v = backward_test_variant("test.packed", 1, 8192, 1, 4096);  // as bwd.packed_rows.vec8
+  rmsnorm::Variant v = backward_test_variant("test.packed", 1, 8192, 1, 4096);  // as bwd.packed_rows
   v.packed_rows = true;
   // P18 is not applicable to it (its rows are 2^31 elements apart); the GPU test covers its
   // 64-bit offsets.

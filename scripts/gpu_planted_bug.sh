@@ -13,14 +13,14 @@
 # Results: $OUT/planted_bug/summary.txt, $OUT/planted_bug/logs.tgz (every log; PACK=0 leaves
 # them unpacked), the minimized case under $OUT/planted/.
 # Environment: B (build dir, default build/gpu), PATCH (default fuzz/planted/backward_tail.patch),
-# VARIANT (default bwd.persistent_rows.vec8), OP (backward), SEED (1), FUZZ_SECONDS (120),
+# VARIANT (default bwd.persistent_rows), OP (backward), SEED (1), FUZZ_SECONDS (120),
 # CLEAN_FUZZ_SECONDS (20), JOBS (16), PACK (1).
 # Exit 0 when the demonstration holds (found, replay fails with the bug, passes without it).
 set -uo pipefail
 OUT=${OUT:-/tmp/gpu-out}
 B=${B:-build/gpu}
 PATCH=${PATCH:-fuzz/planted/backward_tail.patch}
-VARIANT=${VARIANT:-bwd.persistent_rows.vec8}
+VARIANT=${VARIANT:-bwd.persistent_rows}
 OP=${OP:-backward}
 SEED=${SEED:-1}
 FUZZ_SECONDS=${FUZZ_SECONDS:-120}

@@ -93,7 +93,7 @@ if has shards; then
 fi
 if has packed; then
   step packed
-  # The packed variants (fwd.packed_rows, bwd.packed_rows.vec8) after a change to packed_tiles.cuh
+  # The packed variants (fwd.packed_rows, bwd.packed_rows) after a change to packed_tiles.cuh
   # or either kernel. Their own test cases (the forward's FP8 and odd-width cases; the backward's
   # packed-rows case in a process of its own with the default OpenMP threads: as one of 15 processes
   # with two threads it runs past 250 s), the generic forward cases and test_gpu_backward narrowed
@@ -193,11 +193,11 @@ if has sanitize; then
         > "$OUT/san_props_${glob//\*/x}_$tool.log" 2>&1; RESULT[san_${glob//\*/x}_$tool]=$?
     done
     # Corpus cases aimed at a persistent kernel's reuse of shared memory (the ring's two, and the
-    # cp.async stage rings of fwd.staged_rows and bwd.staged_rows wrapping), replayed under the
+    # cp.async stage rings of fwd.block_row.staged and bwd.staged_rows wrapping), replayed under the
     # tool with one variant each (SAN_REPLAY="<case file>:<variant> ..."). The property cases are few
     # rows, so a ring that refills its slots only past the first row per block never does so under
     # racecheck there; these cases do.
-    for fv in ${SAN_REPLAY:-corpora/regressions/forward_ring_partials_race.case:fwd.bulk_ring corpora/regressions/forward_ring_release_order.case:fwd.bulk_ring corpora/paths/fwd_staged_fp8_rows_per_block.case:fwd.staged_rows corpora/paths/bwd_staged_stage_wrap.case:bwd.staged_rows.vec8}; do
+    for fv in ${SAN_REPLAY:-corpora/regressions/forward_ring_partials_race.case:fwd.bulk_ring corpora/regressions/forward_ring_release_order.case:fwd.bulk_ring corpora/paths/fwd_staged_fp8_rows_per_block.case:fwd.block_row.staged corpora/paths/bwd_staged_stage_wrap.case:bwd.staged_rows}; do
       f=${fv%%:*}; v=${fv#*:}; n=$(basename "$f" .case)
       timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $B/cli/rmsnorm-cert replay "$f" --variant "$v" \
         > "$OUT/san_replay_${n}_$tool.log" 2>&1; RESULT[san_replay_${n}_$tool]=$?

@@ -26,8 +26,8 @@ constexpr bool kTake = true, kPass = false;
 using W = Width;
 
 const std::vector<Rule> kRules = {
-    // fwd.staged_rows (FP8 outputs only): fwd.block_row's kernel and bits on a persistent grid.
-    {"fwd.staged_rows", kAnyFp8, W::b16, {512, 2047}, from(7169), When::always, kTake,
+    // fwd.block_row.staged (FP8 outputs only): fwd.block_row's kernel and bits on a persistent grid.
+    {"fwd.block_row.staged", kAnyFp8, W::b16, {512, 2047}, from(7169), When::always, kTake,
      "leads fwd.block_row only here: 1.02-1.03x at 512 x 8192; block_row leads from R = 4096 (1.11-1.37x) and at 512 x 6144"},
 
     // fwd.block_row: wherever it implements, but the lean-y FP8 kernel (16-bit rows past 8192) needs rows.
@@ -49,20 +49,20 @@ const std::vector<Rule> kRules = {
     {"fwd.bulk_ring", kFwd, W::b16, from(4096), {40961, 57344}, When::weights16, kTake,
      "the forward with staged 16-bit weights at D = 49152: 0.75-0.78 of the copy against 0.71-0.73 (1.06-1.07x); 65536 stays on fwd.large_d"},
 
-    // fwd.large_d_pair: fwd.large_d with two 512-thread blocks per SM; needs two rows per SM.
-    {"fwd.large_d_pair", kAnyFp8, W::b16, from(256), upto(32768), When::always, kTake,
+    // fwd.large_d.pair: fwd.large_d with two 512-thread blocks per SM; needs two rows per SM.
+    {"fwd.large_d.pair", kAnyFp8, W::b16, from(256), upto(32768), When::always, kTake,
      "FP8 rows to 64 KB: 1.02-1.19x fwd.large_d from R = 256 (R = 128: 0.62 against 0.65 of the copy)"},
-    {"fwd.large_d_pair", kFp8, W::b16, from(512), {32769, 65536}, When::always, kTake,
+    {"fwd.large_d.pair", kFp8, W::b16, from(512), {32769, 65536}, When::always, kTake,
      "the FP8 forward to 128 KB rows from R = 512: 1.02-1.19x fwd.large_d"},
-    {"fwd.large_d_pair", kAddFp8, W::b16, from(512), {32769, 40960}, When::always, kTake,
+    {"fwd.large_d.pair", kAddFp8, W::b16, from(512), {32769, 40960}, When::always, kTake,
      "add + FP8 to 80 KB rows: at D = 40960 0.71-0.86 of the copy against 0.69-0.78; at 65536 fwd.large_d leads from R = 4096"},
-    {"fwd.large_d_pair", kAddFp8, W::f32, from(4096), {8193, 16384}, When::always, kPass,
+    {"fwd.large_d.pair", kAddFp8, W::f32, from(4096), {8193, 16384}, When::always, kPass,
      "fp32 add + FP8 of rows over 32 KB from R = 4096 runs faster on fwd.large_d (D = 20000: 1.01-1.03x, 32768: 1.06-1.07x)"},
-    {"fwd.large_d_pair", kAnyFp8, W::f32, from(256), upto(16384), When::always, kTake,
+    {"fwd.large_d.pair", kAnyFp8, W::f32, from(256), upto(16384), When::always, kTake,
      "fp32 FP8 rows to 64 KB: 1.09-1.38x fwd.large_d"},
-    {"fwd.large_d_pair", kFwd, W::b16, {256, 512}, upto(49152), When::always, kTake,
+    {"fwd.large_d.pair", kFwd, W::b16, {256, 512}, upto(49152), When::always, kTake,
      "the forward at R = 256-512: 1.01-1.14x fwd.large_d for every D from 16392 to 49152"},
-    {"fwd.large_d_pair", kAdd, W::b16, from(512), upto(32768), When::always, kTake,
+    {"fwd.large_d.pair", kAdd, W::b16, from(512), upto(32768), When::always, kTake,
      "the fused add of 16384 < D <= 32768: 1.04-1.11x fwd.large_d at R = 512 and 32768"},
 
     // fwd.shifted_row: rows sharing one 16-byte frame, the weights at the block's lead.
@@ -73,7 +73,7 @@ const std::vector<Rule> kRules = {
 
     // fwd.packed_rows: tiles of packed rows through shared-memory stages.
     {"fwd.packed_rows", kAddFp8, W::f32, from(1024), from(4097), When::always, kTake,
-     "fp32 add + FP8 from D = 4097: 1.06-1.88x the better of fwd.realigned_row and fwd.element_row"},
+     "fp32 add + FP8 from D = 4097: 1.06-1.88x the better of fwd.element_row.realigned and fwd.element_row"},
     {"fwd.packed_rows", kAddFp8, W::b16, from(4096), kAll, When::always, kTake,
      "bf16 add + FP8 per token 1.04-1.30x from R = 4096 (32768 x 1025: 0.41 of the copy against 0.31-0.32); per block 1.46-1.98x"},
     {"fwd.packed_rows", kAddFp8, W::b16, from(1024), from(1025), When::always, kTake,
@@ -85,42 +85,42 @@ const std::vector<Rule> kRules = {
     {"fwd.packed_rows", kFwd, W::f32, from(8192), upto(4097), When::always, kTake,
      "the fp32 forward to D = 4097: 1.03-1.10x at R = 32768, 0.97-1.04x at 4096"},
     {"fwd.packed_rows", kAdd, W::b16, from(4096), kAll, When::always, kTake,
-     "the 16-bit fused add from R = 4096: 1.24-1.61x the better of fwd.realigned_row and fwd.element_row"},
+     "the 16-bit fused add from R = 4096: 1.24-1.61x the better of fwd.element_row.realigned and fwd.element_row"},
     {"fwd.packed_rows", kAdd, W::b16, from(512), from(4097), When::always, kTake,
      "the 16-bit fused add at R = 512 from D = 4097: 1.08-1.24x (0.87-0.97x below)"},
     {"fwd.packed_rows", kAdd, W::f32, from(4096), from(4097), When::always, kTake,
      "the fp32 fused add from D = 4097: 1.11-1.19x at 4096 rows (0.85-1.06x below D = 4097)"},
 
-    // fwd.realigned_row: fwd.element_row's kernel and bits, the row moved in 16-byte vectors.
-    {"fwd.realigned_row", kAllFwd, W::b16, from(8192), kAll, When::always, kTake,
+    // fwd.element_row.realigned: fwd.element_row's kernel and bits, the row moved in 16-byte vectors.
+    {"fwd.element_row.realigned", kAllFwd, W::b16, from(8192), kAll, When::always, kTake,
      "16-bit rows from R = 8192: 0.81-0.96x fwd.element_row's time for the forward and fused add, 0.50-0.78x with FP8"},
 
     // bwd.staged_streams: SMs programs of 2-6 row streams.
-    {"bwd.staged_streams.vec8", kAllBwd, W::b16, from(1024), kAll, When::always, kTake,
+    {"bwd.staged_streams", kAllBwd, W::b16, from(1024), kAll, When::always, kTake,
      "from R = 2048 1.02-1.11x bwd.staged_rows; at 1024 within 0.94-1.07x; at 512 bwd.staged_rows leads (1.05-1.11x)"},
 
     // bwd.staged_cluster: cluster slices with staged rows.
-    {"bwd.staged_cluster.vec8", kAllBwd, W::b16, upto(32), {8193, 16384}, When::always, kTake,
+    {"bwd.staged_cluster", kAllBwd, W::b16, upto(32), {8193, 16384}, When::always, kTake,
      "R = 1-32 at D = 12288-16384: 1.06-1.47x bwd.staged_rows; from R = 128 bwd.staged_rows leads 1.08-1.90x"},
-    {"bwd.staged_cluster.vec8", kAllBwd, W::f32, upto(32), {4097, 8192}, When::always, kTake,
+    {"bwd.staged_cluster", kAllBwd, W::f32, upto(32), {4097, 8192}, When::always, kTake,
      "fp32 D = 8192 at R = 1-16: 1.08-1.35x bwd.staged_rows; from R = 64 bwd.staged_rows leads"},
-    {"bwd.staged_cluster.vec8", kBwd, W::b16, from(2), from(16385), When::always, kTake,
+    {"bwd.staged_cluster", kBwd, W::b16, from(2), from(16385), When::always, kTake,
      "16-bit rows past 16384: 1.15-1.22x bwd.cluster_rows from 4096 rows, 1.03-1.14x from R = 4; at R = 1 bwd.cluster_rows leads"},
-    {"bwd.staged_cluster.vec8", kAddBwd, W::b16, kAll, from(16385), When::always, kTake,
+    {"bwd.staged_cluster", kAddBwd, W::b16, kAll, from(16385), When::always, kTake,
      "the fused-add backward past 16384: 1.02-1.11x bwd.cluster_rows from R = 64 (0.97-0.98x at R = 1 only)"},
 
     // bwd.packed_rows: packed rows that are not all 16-byte aligned.
-    {"bwd.packed_rows.vec8", kAllBwd, W::any, kAll, upto(512), When::misaligned, kPass,
+    {"bwd.packed_rows", kAllBwd, W::any, kAll, upto(512), When::misaligned, kPass,
      "D <= 512: a warp per row on bwd.persistent_rows is enough (D = 257: 0.73-1.01x)"},
-    {"bwd.packed_rows.vec8", kAllBwd, W::any, kAll, from(2561), When::misaligned, kTake,
+    {"bwd.packed_rows", kAllBwd, W::any, kAll, from(2561), When::misaligned, kTake,
      "from D = 2561 (D = 3073: 1.02-2.14x bwd.persistent_rows at every R)"},
-    {"bwd.packed_rows.vec8", kAllBwd, W::b16, from(2048), kAll, When::misaligned, kTake,
+    {"bwd.packed_rows", kAllBwd, W::b16, from(2048), kAll, When::misaligned, kTake,
      "16-bit D = 513-2560 from R = 2048: 1.16-2.70x bwd.persistent_rows"},
-    {"bwd.packed_rows.vec8", kAllBwd, W::b16, from(512), from(1025), When::misaligned, kTake,
+    {"bwd.packed_rows", kAllBwd, W::b16, from(512), from(1025), When::misaligned, kTake,
      "16-bit from R = 512 at D >= 1025: 1.01-1.46x (R = 1-64: 0.53-0.80x, the one-block-per-SM set-up costs more)"},
-    {"bwd.packed_rows.vec8", kAllBwd, W::f32, from(512), kAll, When::misaligned, kTake,
+    {"bwd.packed_rows", kAllBwd, W::f32, from(512), kAll, When::misaligned, kTake,
      "fp32 from R = 512: 1.05-2.04x bwd.persistent_rows"},
-    {"bwd.packed_rows.vec8", kAllBwd, W::f32, kAll, from(2049), When::misaligned, kTake,
+    {"bwd.packed_rows", kAllBwd, W::f32, kAll, from(2049), When::misaligned, kTake,
      "fp32 at any R from D = 2049: 1.15-1.64x at R = 64 (0.77-0.85x below)"},
 };
 

@@ -100,6 +100,8 @@ Status judged_dg_shape(const Variant& v, std::int64_t rows, AccumShape& out) {
 const Variant* find_variant(const std::string& name) {
   for (const Variant& v : registry())
     if (v.name == name) return &v;
+  for (const Variant& v : registry())
+    if (v.answers_to(name)) return &v;
   return nullptr;
 }
 
@@ -130,12 +132,30 @@ bool glob_match(const std::string& p, const std::string& s) {
   }
 }
 
+namespace {
+// Each comma-separated glob of `pattern` without wildcards that names one of v's aliases.
+bool glob_match_alias(const std::string& pattern, const Variant& v) {
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = pattern.find(',', start);
+    const std::string one = pattern.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (one.find_first_of("*?") == std::string::npos && one != v.name && v.answers_to(one)) return true;
+    if (comma == std::string::npos) return false;
+    start = comma + 1;
+  }
+}
+}  // namespace
+
+bool variant_matches(const std::string& pattern, const Variant& v) {
+  return glob_match(pattern, v.name) || glob_match_alias(pattern, v);
+}
+
 std::vector<const Variant*> match_variants(const std::string& pattern) {
   std::vector<const Variant*> out;
   for (const Variant& v : registry()) {
     if (pattern == "all") {
       if (!v.is_mutant()) out.push_back(&v);
-    } else if (glob_match(pattern, v.name)) {
+    } else if (variant_matches(pattern, v)) {
       out.push_back(&v);
     }
   }

@@ -1,5 +1,5 @@
 // Asynchronous global → shared copies (cp.async, sm_80 and later), shared by the staged variants
-// (bwd.staged_rows, bwd.cluster_rows, fwd.staged_rows), and the bulk copies of fwd.bulk_ring
+// (bwd.staged_rows, bwd.cluster_rows, fwd.block_row.staged), and the bulk copies of fwd.bulk_ring
 // (sm_90). Kept out of device_common.cuh, whose helpers stay plain CUDA (a host emulation of the
 // generic kernels reuses them).
 //

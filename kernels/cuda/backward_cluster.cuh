@@ -1,4 +1,4 @@
-// bwd.cluster_rows.vec8: the backward for aligned rows too long for one block's registers
+// bwd.cluster_rows: the backward for aligned rows too long for one block's registers
 // (16-bit: 16384 < D ≤ 65536; fp32: 8192 < D ≤ 65536), one row split over a Hopper thread-block
 // cluster (sm_90: a variant of its own, as is all cluster code): 8 CTAs of up to 512
 // threads and 2 chunks per thread, two CTAs per SM, for 16-bit rows; 8 CTAs of up to 1024 threads
@@ -331,7 +331,7 @@ inline Status cluster_launch(const BackwardArgs& a) {
 
 
 // ---------------------------------------------------------------------------------------------
-// bwd.staged_cluster.vec8: the cluster's column slices with the rows ahead in shared memory
+// bwd.staged_cluster: the cluster's column slices with the rows ahead in shared memory
 // ---------------------------------------------------------------------------------------------
 //
 // Why. bwd.cluster_rows holds only the current row (its loads at the top of a row, then the

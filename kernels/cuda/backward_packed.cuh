@@ -1,4 +1,4 @@
-// bwd.packed_rows.vec8: the backward of packed rows (every row stride = D) that are not 16-byte
+// bwd.packed_rows: the backward of packed rows (every row stride = D) that are not 16-byte
 // aligned — odd D above all (1025, 4097, 8191: every row starts at a different alignment) and
 // offset bases — read as 16-byte vectors anyway.
 //

@@ -1,4 +1,4 @@
-// bwd.staged_rows.vec8: the backward for aligned rows of 512 < D ≤ 16384 (fp32: ≤ 8192) with
+// bwd.staged_rows: the backward for aligned rows of 512 < D ≤ 16384 (fp32: ≤ 8192) with
 // the rows in flight held in shared memory instead of registers.
 //
 // Why. The register-resident kernel (backward_fused_kernel) can keep only one row ahead of the
@@ -72,7 +72,7 @@ inline int staged_stages(const StagedConfig& c, std::size_t elem_bytes, bool res
 }
 
 // K ≤ 2: at most 64 registers, two blocks of 512 threads per SM; K = 4 (D > 8192): one.
-// ROWS > 1 (bwd.staged_streams.vec8, below): the block is ROWS groups of blockDim.x / ROWS
+// ROWS > 1 (bwd.staged_streams, below): the block is ROWS groups of blockDim.x / ROWS
 // threads, each a row stream of its own (rows first + (i·ROWS + g)·step). The streams go in
 // step: every thread runs as many iterations as stream 0 has rows (the most; the others have as
 // many or one fewer), an iteration past its own rows only keeps the block's barrier; one
@@ -349,7 +349,7 @@ __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThre
                             t, nthreads);
 }
 
-// bwd.staged_streams.vec8 (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
+// bwd.staged_streams (aligned, 512 < D ≤ 8192, fp32 ≤ 4096): the staged kernel with
 // ROWS ∈ {2, 3, 6} row streams in one block per SM.
 //
 // Why. On the H200 bwd.staged_rows issues 0.67 warp instructions per cycle and scheduler with a

@@ -335,7 +335,7 @@ __device__ __forceinline__ unsigned long long global_timer_ns() {
   return t;
 }
 // The lines of a row [row, row + bytes) a block will read next: thread t of n asks for lines
-// t, t + n, ... (fwd.large_d and fwd.realigned_row on their persistent grids).
+// t, t + n, ... (fwd.large_d and fwd.element_row.realigned on their persistent grids).
 __device__ __forceinline__ void prefetch_row_l2(const void* row, std::int64_t bytes, int t, int n) {
   const char* base = static_cast<const char*>(row);
   for (std::int64_t off = static_cast<std::int64_t>(t) * kL2Line; off < bytes; off += static_cast<std::int64_t>(n) * kL2Line)
@@ -613,7 +613,7 @@ __device__ __forceinline__ void block_sum_max(float& sum, float& mx, float* sum_
 // Realigned spans: rows that do not start on a 16-byte boundary, moved as 16-byte vectors
 // ---------------------------------------------------------------------------------------------
 
-// Realigned row I/O (fwd.realigned_row, bwd.packed_rows). A row, or a span of consecutive
+// Realigned row I/O (fwd.element_row.realigned, bwd.packed_rows). A row, or a span of consecutive
 // packed rows, that does not start on a 16-byte boundary (odd D, odd strides, offset bases) moves
 // between global and shared memory as 16-byte vectors: the elements before its first 16-byte
 // boundary and after its last one element by element, the rest as aligned vectors — never a

@@ -1,7 +1,7 @@
 // Packed tiles: consecutive rows of a packed tensor (row stride = D) moved as one span of
 // 16-byte cp.async vectors into shared-memory stages, whatever the alignment of the rows; the
 // shared machinery of bwd.packed_rows (backward_packed.cuh, where the design is described) and
-// fwd.packed_rows (forward_packed.cuh).
+// fwd.packed_rows (variants/fwd_packed_rows.cuh).
 //
 // Mapping: a block is GR groups of G threads, a tile GR·RG consecutive rows, group q taking rows
 // q·RG .. q·RG + RG − 1 of it. Columns: warp w of a group owns the row's columns

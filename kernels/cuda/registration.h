@@ -1,4 +1,4 @@
-// Internal: one registration function per CUDA op family (each in its own .cu file).
+// Internal: the registration of the CUDA families.
 #pragma once
 
 #include <vector>
@@ -6,6 +6,14 @@
 #include "rmsnorm/variant.h"
 
 namespace rmsnorm::cuda {
-void register_forward_variants(std::vector<Variant>& out);   // forward.cu
+
+// A registered variant and its place in dispatch order (a forward variant's kRank: lower first).
+struct Ranked {
+  int rank = 0;
+  Variant variant;
+};
+
+void register_forward_variants(std::vector<Variant>& out);   // register.cu: every variants/fwd_*.cuh
 void register_backward_variants(std::vector<Variant>& out);  // backward.cu
+
 }  // namespace rmsnorm::cuda

@@ -3,7 +3,7 @@
 // product's declared D range, layout, accumulation shapes and workspace, read from the product's
 // own registration (register_backward_variants), and named mutant.<product>.<M>.
 //
-// bwd.persistent_rows.vec8 (this file): every type pair, the 16-byte aligned register-resident
+// bwd.persistent_rows (this file): every type pair, the 16-byte aligned register-resident
 // path only (D ≤ 8192), which is where its switches sit.
 //   M4  c = Σ ĝ x̂ (the sum, not the mean)        M5  dx = r ĝ (reduction term dropped)
 //   M6  rows with x = 0 short-cut to dx = 0        M8  every row stride taken as D
@@ -39,7 +39,7 @@ const Variant& product_variant(const char* name) {
   std::abort();
 }
 
-// bwd.persistent_rows.vec8's: the register-resident, aligned path (can_implement's `mutant`).
+// bwd.persistent_rows's: the register-resident, aligned path (can_implement's `mutant`).
 Status persistent_mutant_can(const BackwardArgs& a) { return can_implement(a, /*mutant=*/true); }
 template <Mutant M>
 Status persistent_mutant_launch(const BackwardArgs& a) {
@@ -47,7 +47,7 @@ Status persistent_mutant_launch(const BackwardArgs& a) {
 }
 template <Mutant M>
 void add_persistent_mutant(std::vector<Variant>& out) {
-  Variant& v = add_backward_mutant(out, "bwd.persistent_rows.vec8", M, persistent_mutant_launch<M>, persistent_mutant_can);
+  Variant& v = add_backward_mutant(out, "bwd.persistent_rows", M, persistent_mutant_launch<M>, persistent_mutant_can);
   v.max_dim = kMaxFusedDim;  // the mutants run the register-resident, aligned path only
   v.aligned_rows = true;
 }
@@ -57,6 +57,7 @@ void add_persistent_mutant(std::vector<Variant>& out) {
 Variant& add_backward_mutant(std::vector<Variant>& out, const char* product, Mutant m, BackwardFn launch, BackwardFn can) {
   Variant v = product_variant(product);
   v.name = std::string(kMutantPrefix) + v.name + "." + to_string(m);
+  for (std::string& alias : v.aliases) alias = std::string(kMutantPrefix) + alias + "." + to_string(m);
   v.description = mutant_description(m);
   v.mutant = m;
   std::function<Status(const BackwardArgs&)> check = can;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/catch.h"
@@ -24,12 +25,12 @@ std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false,
 
 }  // namespace
 
-TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.realigned_row for 16-bit rows from R = 8192", "[host]") {
-  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.element_row.realigned for 16-bit rows from R = 8192", "[host]") {
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.element_row.realigned");
   REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
   REQUIRE(rmsnorm::dispatch::has_rules(realigned->name.c_str()));
-  CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.realigned_row");
-  CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.realigned_row");
+  CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.element_row.realigned");
+  CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.element_row.realigned");
   CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.packed_rows");  // under the fused add: below
   CHECK(pick(DType::bf16, 8192, 1025) == "fwd.shifted_row");                        // the plain forward: below
   CHECK(pick(DType::bf16, 32768, 4097, false, /*add=*/true) == "fwd.packed_rows");
@@ -80,7 +81,7 @@ TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to
   CHECK(pick(DType::bf16, 32768, 1023) == "fwd.packed_rows");                        // narrower rows
   CHECK(pick(DType::f32, 32768, 1025) == "fwd.packed_rows");                         // fp32 rows
   CHECK(pick(DType::bf16, 32768, 1025, false, /*add=*/true) == "fwd.packed_rows");   // the fused add
-  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true) == "fwd.realigned_row");        // FP8 outputs
+  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true) == "fwd.element_row.realigned");        // FP8 outputs
   CHECK(pick(DType::bf16, 32768, 1024) == "fwd.warp_row");                           // aligned rows
   // Tensors in different 16-byte frames: the next variant that takes them.
   rmsnorm::ForwardArgs apart = harness::probe_forward(DType::bf16, 32768, 1025, false, false);
@@ -122,56 +123,56 @@ TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and
   CHECK(status(w).ok());                                   // fp32 rows, fp32 weights, at its widest
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d_pair", "[host]") {
-  const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d_pair");
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d.pair", "[host]") {
+  const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d.pair");
   REQUIRE(pair != nullptr);
   REQUIRE(rmsnorm::dispatch::has_rules(pair->name.c_str()));
   CHECK(pick(DType::bf16, 8192, 16384, /*fp8=*/true) == "fwd.block_row");     // 16-bit FP8 to 16384: lean y
   CHECK(pick(DType::bf16, 1024, 9216, /*fp8=*/true) == "fwd.block_row");
-  CHECK(pick(DType::bf16, 1023, 16384, /*fp8=*/true) == "fwd.large_d_pair"); // ... below fwd.block_row's rows for the lean-y kernel
-  CHECK(pick(DType::f16, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
-  CHECK(pick(DType::bf16, 8192, 16392, /*fp8=*/true) == "fwd.large_d_pair"); // past 16384
-  CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
-  CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 1023, 16384, /*fp8=*/true) == "fwd.large_d.pair"); // ... below fwd.block_row's rows for the lean-y kernel
+  CHECK(pick(DType::f16, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");
+  CHECK(pick(DType::bf16, 8192, 16392, /*fp8=*/true) == "fwd.large_d.pair"); // past 16384
+  CHECK(pick(DType::f16, 512, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");
+  CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 8192, 8192, /*fp8=*/true) == "fwd.block_row");    // FP8 at D = 8192: the register form
-  CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d_pair");            // 16-bit FP8 to 128 KB rows
+  CHECK(pick(DType::bf16, 8192, 65536, /*fp8=*/true) == "fwd.large_d.pair");            // 16-bit FP8 to 128 KB rows
   CHECK(pick(DType::bf16, 511, 65536, /*fp8=*/true) == "fwd.large_d");                  // ... past 64 KB from 512 rows
   CHECK(pick(DType::bf16, 8192, 65544, /*fp8=*/true) == "fwd.large_d");                 // ... not past 128 KB
-  CHECK(pick(DType::bf16, 4096, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");  // add + FP8 to 80 KB
-  CHECK(pick(DType::f16, 512, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 4096, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");  // add + FP8 to 80 KB
+  CHECK(pick(DType::f16, 512, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 4096, 40968, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 32768, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 511, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward from 513 rows
-  CHECK(pick(DType::bf16, 512, 32768) == "fwd.large_d_pair");             // ... and at 256-512 rows to 49152
-  CHECK(pick(DType::f16, 256, 49152) == "fwd.large_d_pair");
+  CHECK(pick(DType::bf16, 512, 32768) == "fwd.large_d.pair");             // ... and at 256-512 rows to 49152
+  CHECK(pick(DType::f16, 256, 49152) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 513, 20000) == "fwd.large_d");
   CHECK(pick(DType::bf16, 255, 20000) == "fwd.large_d");
   CHECK(pick(DType::bf16, 512, 49160) == "fwd.large_d");
   CHECK(pick(DType::f32, 512, 20000) == "fwd.large_d");                   // fp32 rows: not measured
   CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
-  CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");
-  CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");  // 16-bit: the pair at every R
+  CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");
+  CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");  // 16-bit: the pair at every R
   CHECK(pick(DType::f32, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.large_d");      // fp32 add + FP8 over 32 KB, many rows
   CHECK(pick(DType::bf16, 4096, 16384, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
   CHECK(pick(DType::f16, 4096, 12288, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
-  CHECK(pick(DType::f32, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d_pair");   // fp32: block_row to 8192
-  CHECK(pick(DType::bf16, 512, 20000, false, /*add=*/true) == "fwd.large_d_pair");      // the fused add
-  CHECK(pick(DType::f16, 32768, 32768, false, /*add=*/true) == "fwd.large_d_pair");
+  CHECK(pick(DType::f32, 512, 12288, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");   // fp32: block_row to 8192
+  CHECK(pick(DType::bf16, 512, 20000, false, /*add=*/true) == "fwd.large_d.pair");      // the fused add
+  CHECK(pick(DType::f16, 32768, 32768, false, /*add=*/true) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 511, 20000, false, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 4096, 32776, false, /*add=*/true) == "fwd.large_d");          // past 32768
   CHECK(pick(DType::f32, 4096, 20000, false, /*add=*/true) == "fwd.large_d");           // fp32 rows: not measured
   CHECK(pick(DType::bf16, 4096, 16384, false, /*add=*/true) == "fwd.block_row");        // block_row's range
 }
 
-TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <= R < 2048, go to fwd.staged_rows", "[host]") {
-  const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
+TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <= R < 2048, go to fwd.block_row.staged", "[host]") {
+  const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.block_row.staged");
   REQUIRE(staged != nullptr);
   REQUIRE(rmsnorm::dispatch::has_rules(staged->name.c_str()));
-  CHECK(pick(DType::bf16, 512, 8192, /*fp8=*/true) == "fwd.staged_rows");
-  CHECK(pick(DType::f16, 2047, 7176, /*fp8=*/true, /*add=*/true) == "fwd.staged_rows");
+  CHECK(pick(DType::bf16, 512, 8192, /*fp8=*/true) == "fwd.block_row.staged");
+  CHECK(pick(DType::f16, 2047, 7176, /*fp8=*/true, /*add=*/true) == "fwd.block_row.staged");
   CHECK(pick(DType::bf16, 511, 8192, /*fp8=*/true) == "fwd.block_row");     // fewer rows: not measured
   CHECK(pick(DType::bf16, 2048, 8192, /*fp8=*/true) == "fwd.block_row");    // block_row leads from 4096 rows
   CHECK(pick(DType::bf16, 32768, 8192, /*fp8=*/true, /*add=*/true) == "fwd.block_row");
@@ -184,7 +185,7 @@ TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <
 // device. The dispatcher's whole choice also asks each variant's
 // can_implement, some of which query the device (cluster occupancy): test_gpu_backward checks it.
 TEST_CASE("backward dispatch rules: bwd.staged_cluster for few rows of the wider half one block would hold, and for 16-bit rows past 16384 from R = 2", "[host]") {
-  const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster.vec8");
+  const rmsnorm::Variant* cluster = rmsnorm::find_variant("bwd.staged_cluster");
   REQUIRE(cluster != nullptr);
   REQUIRE(rmsnorm::dispatch::has_rules(cluster->name.c_str()));
   auto prefers = [&](DType x, std::int64_t rows, std::int64_t dim, bool add = false) {
@@ -221,9 +222,9 @@ TEST_CASE("backward dispatch rules: bwd.staged_cluster for few rows of the wider
   std::vector<std::string> order;
   for (const rmsnorm::Variant* v : rmsnorm::match_variants("bwd.*")) order.push_back(v->name);
   const auto at = [&](const std::string& n) { return std::find(order.begin(), order.end(), n) - order.begin(); };
-  CHECK(at("bwd.staged_streams.vec8") < at("bwd.staged_cluster.vec8"));
-  CHECK(at("bwd.staged_cluster.vec8") < at("bwd.staged_rows.vec8"));
-  CHECK(at("bwd.staged_rows.vec8") < at("bwd.cluster_rows.vec8"));
+  CHECK(at("bwd.staged_streams") < at("bwd.staged_cluster"));
+  CHECK(at("bwd.staged_cluster") < at("bwd.staged_rows"));
+  CHECK(at("bwd.staged_rows") < at("bwd.cluster_rows"));
 }
 
 // fwd.bulk_ring's hint alone (its capability check asks the device for bulk copies; the choice
@@ -288,7 +289,7 @@ TEST_CASE("forward dispatch rules of fwd.cluster_row: 16-bit rows past 16384 to 
 // R = 4096 (from R = 1024 at D >= 1025; fp32 rows from D = 4097 and R = 1024) in every scale mode,
 // and the plain FP8 forward per block of
 // 16-bit rows from R = 4096; the plain per-token (and static) FP8 forward stays with
-// fwd.realigned_row / fwd.element_row.
+// fwd.element_row.realigned / fwd.element_row.
 TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_rows under the fused add, and per block", "[host]") {
   auto pick_q = [](DType x, std::int64_t rows, std::int64_t dim, bool add, rmsnorm::Quant q) {
     rmsnorm::ForwardArgs a = harness::probe_forward(x, rows, dim, /*fp8=*/true, add);
@@ -313,8 +314,8 @@ TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_r
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::per_block) == "fwd.packed_rows");
   CHECK(pick_q(DType::f16, 32768, 8191, false, Quant::per_block) == "fwd.packed_rows");
   CHECK(pick_q(DType::f32, 32768, 8191, false, Quant::per_block) != "fwd.packed_rows");
-  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::dynamic_token) == "fwd.realigned_row");
-  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::static_scale) == "fwd.realigned_row");
+  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::dynamic_token) == "fwd.element_row.realigned");
+  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::static_scale) == "fwd.element_row.realigned");
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::dynamic_token) == "fwd.element_row");
   // A strided tensor is not packed: declined whatever the mode.
   rmsnorm::ForwardArgs strided = harness::probe_forward(DType::bf16, 32768, 1025, true, true);
@@ -410,4 +411,26 @@ TEST_CASE("the dispatcher follows every row of the dispatch table", "[host]") {
   }
   CHECK(checked > 200);
   CHECK(taken > 20);
+}
+
+TEST_CASE("renamed variants answer to their old names") {
+  const std::pair<const char*, const char*> renamed[] = {
+      {"fwd.staged_rows", "fwd.block_row.staged"},
+      {"fwd.large_d_pair", "fwd.large_d.pair"},
+      {"fwd.realigned_row", "fwd.element_row.realigned"},
+      {"bwd.staged_rows.vec8", "bwd.staged_rows"},
+      {"bwd.reread_rows.vec8", "bwd.reread_rows"},
+  };
+  for (const auto& [old_name, name] : renamed) {
+    INFO(old_name);
+    const rmsnorm::Variant* v = rmsnorm::find_variant(old_name);
+    REQUIRE(v != nullptr);
+    CHECK(v->name == name);
+    const std::vector<const rmsnorm::Variant*> matched = rmsnorm::match_variants(old_name);
+    REQUIRE(matched.size() == 1);
+    CHECK(matched[0] == v);
+  }
+  // A glob matches names only: the old names do not double a pattern's matches.
+  CHECK(rmsnorm::match_variants("fwd.large_d*").size() == 2);
+  CHECK(rmsnorm::find_variant("fwd.no_such_variant") == nullptr);
 }

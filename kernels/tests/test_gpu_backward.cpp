@@ -117,7 +117,7 @@ std::vector<const rmsnorm::Variant*> device_backward_variants() {
 }
 
 // A variant may decline a case outside its capabilities (a D range, aligned rows only) with
-// `unsupported` or `misaligned`; bwd.reread_rows.vec8 takes every case, so each case runs on at
+// `unsupported` or `misaligned`; bwd.reread_rows takes every case, so each case runs on at
 // least one variant, and the first test checks that every variant ran some.
 bool declined(const rmsnorm::Status& s) {
   return s.code == rmsnorm::Status::Code::unsupported || s.code == rmsnorm::Status::Code::misaligned;
@@ -378,7 +378,7 @@ TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
 TEST_CASE("staged variants over many rows per program: rings wrap, streams combine", "[gpu][many_rows]") {
   const RowTypes types[] = {{DType::bf16, DType::bf16, DType::f32, false}, {DType::bf16, DType::f32, DType::f32, true},
                             {DType::f32, DType::f32, DType::f32, false},   {DType::f16, DType::f16, DType::f16, true}};
-  for (const char* name : {"bwd.staged_streams.vec8", "bwd.staged_rows.vec8", "bwd.staged_cluster.vec8"}) {
+  for (const char* name : {"bwd.staged_streams", "bwd.staged_rows", "bwd.staged_cluster"}) {
     const rmsnorm::Variant* v = rmsnorm::find_variant(name);
     REQUIRE(v != nullptr);
     if (!selected(name)) continue;
@@ -408,7 +408,7 @@ TEST_CASE("staged variants over many rows per program: rings wrap, streams combi
 // rows alone (the lean kernel): both kernel shapes of the streams, K = 2 with three streams
 // (2048) and K = 4 with two (5120). dg sums different rows in the two runs: not compared.
 TEST_CASE("bwd.staged_streams' two kernels agree bitwise across their switch at 8192 rows", "[gpu]") {
-  const char* name = "bwd.staged_streams.vec8";
+  const char* name = "bwd.staged_streams";
   const rmsnorm::Variant* v = rmsnorm::find_variant(name);
   REQUIRE(v != nullptr);
   if (!selected(name)) return;
@@ -435,7 +435,7 @@ TEST_CASE("bwd.staged_streams' two kernels agree bitwise across their switch at 
 // tensors), repeats bitwise, and its first rows are bitwise those of a batch of 37 rows: a row's
 // dx does not depend on its tile, its lead or R.
 TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exact at their edges, batch invariant", "[gpu]") {
-  const char* name = "bwd.packed_rows.vec8";
+  const char* name = "bwd.packed_rows";
   const rmsnorm::Variant* v = rmsnorm::find_variant(name);
   REQUIRE(v != nullptr);
   if (!selected(name)) return;
@@ -484,7 +484,7 @@ TEST_CASE("packed rows of odd width: tiles realigned through shared memory, exac
 // would hold (4096, 1032). Each case: the oracle (guard bands, poisoned gaps: the rows are
 // padded), a bitwise repeat, and the first rows bitwise those of a batch of those rows alone.
 TEST_CASE("bwd.staged_cluster over many rows per cluster: stage rings wrap, repeats bitwise, batch invariant", "[gpu][many_rows_cluster]") {
-  const char* name = "bwd.staged_cluster.vec8";
+  const char* name = "bwd.staged_cluster";
   const rmsnorm::Variant* v = rmsnorm::find_variant(name);
   REQUIRE(v != nullptr);
   if (!selected(name)) return;
@@ -532,54 +532,54 @@ TEST_CASE("the dispatcher's backward choice among the staged variants", "[gpu]")
     const rmsnorm::Variant* v = rmsnorm::pick_backward(harness::probe_backward(x, rows, dim), rmsnorm::Memory::device);
     return v ? v->name : std::string("none");
   };
-  CHECK(pick(DType::bf16, 1024, 2048) == "bwd.staged_streams.vec8");
-  CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams.vec8");
-  CHECK(pick(DType::bf16, 1023, 2048) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows.vec8");
+  CHECK(pick(DType::bf16, 1024, 2048) == "bwd.staged_streams");
+  CHECK(pick(DType::f16, 32768, 4096) == "bwd.staged_streams");
+  CHECK(pick(DType::bf16, 1023, 2048) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 512, 8192) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 64, 2048) == "bwd.staged_rows");
   // bwd.staged_cluster (its rows in the dispatch table): few rows (R <= 32) of
   // the wider half of what one block holds (16-bit 8192 < D <= 16384, fp32 4096 < D <= 8192).
-  CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::f16, 32, 12288) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::f32, 16, 8192) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 1, 8192) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 33, 16384) == "bwd.staged_rows.vec8");       // more rows
-  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 1024, 8192) == "bwd.staged_streams.vec8");   // the streams from R = 1024
-  CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows.vec8");        // no block holds the row
-  CHECK(pick(DType::bf16, 1, 16392) == "bwd.cluster_rows.vec8");
-  CHECK(pick(DType::bf16, 2, 16392) == "bwd.staged_cluster.vec8");      // 16-bit past 16384 from R = 2
-  CHECK(pick(DType::bf16, 16, 65536) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 8192, 32768) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 4096, 65536) == "bwd.staged_cluster.vec8");
-  CHECK(pick(DType::bf16, 1, 65536) == "bwd.cluster_rows.vec8");
-  CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows.vec8");
-  CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams.vec8");  // K = 4, two streams
-  CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows.vec8");      // beyond the streams' D
+  CHECK(pick(DType::bf16, 1, 16384) == "bwd.staged_cluster");
+  CHECK(pick(DType::f16, 32, 12288) == "bwd.staged_cluster");
+  CHECK(pick(DType::f32, 16, 8192) == "bwd.staged_cluster");
+  CHECK(pick(DType::bf16, 64, 4096) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 1, 8192) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 33, 16384) == "bwd.staged_rows");       // more rows
+  CHECK(pick(DType::f32, 512, 8192) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 1024, 8192) == "bwd.staged_streams");   // the streams from R = 1024
+  CHECK(pick(DType::f32, 64, 16384) == "bwd.cluster_rows");        // no block holds the row
+  CHECK(pick(DType::bf16, 1, 16392) == "bwd.cluster_rows");
+  CHECK(pick(DType::bf16, 2, 16392) == "bwd.staged_cluster");      // 16-bit past 16384 from R = 2
+  CHECK(pick(DType::bf16, 16, 65536) == "bwd.staged_cluster");
+  CHECK(pick(DType::bf16, 8192, 32768) == "bwd.staged_cluster");
+  CHECK(pick(DType::bf16, 4096, 65536) == "bwd.staged_cluster");
+  CHECK(pick(DType::bf16, 1, 65536) == "bwd.cluster_rows");
+  CHECK(pick(DType::f32, 32768, 2048) == "bwd.staged_rows");
+  CHECK(pick(DType::bf16, 32768, 8192) == "bwd.staged_streams");  // K = 4, two streams
+  CHECK(pick(DType::bf16, 32768, 8200) == "bwd.staged_rows");      // beyond the streams' D
   // Packed rows that are not 16-byte aligned (odd D): bwd.packed_rows where it measured faster
   // (its rows in the dispatch table): D > 2560 at any R; 16-bit rows of 513-2560 from
   // R = 2048, of D >= 1025 from R = 512; fp32 rows from R = 512, or from D = 2049 at any R.
-  CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 1, 8191) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 1, 3073) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f32, 64, 3073) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 2048, 513) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f16, 512, 1025) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 32768, 2049) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::bf16, 2047, 513) == "bwd.persistent_rows.vec8");   // fewer rows
-  CHECK(pick(DType::bf16, 511, 1025) == "bwd.persistent_rows.vec8");   // fewer rows
-  CHECK(pick(DType::bf16, 64, 2049) == "bwd.persistent_rows.vec8");    // fewer rows
-  CHECK(pick(DType::f32, 32768, 2049) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f32, 512, 1025) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f32, 64, 2049) == "bwd.packed_rows.vec8");
-  CHECK(pick(DType::f32, 64, 1025) == "bwd.persistent_rows.vec8");     // fp32: fewer rows
-  CHECK(pick(DType::f32, 511, 2047) == "bwd.persistent_rows.vec8");
-  CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows.vec8");  // fp32 beyond 4096
-  CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows.vec8"); // beyond 8192
-  CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows.vec8");  // a warp per row below 513
-  const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams.vec8");
+  CHECK(pick(DType::bf16, 32768, 1025) == "bwd.packed_rows");
+  CHECK(pick(DType::f32, 4096, 513) == "bwd.packed_rows");
+  CHECK(pick(DType::bf16, 1, 8191) == "bwd.packed_rows");
+  CHECK(pick(DType::bf16, 1, 3073) == "bwd.packed_rows");
+  CHECK(pick(DType::f32, 64, 3073) == "bwd.packed_rows");
+  CHECK(pick(DType::bf16, 2048, 513) == "bwd.packed_rows");
+  CHECK(pick(DType::f16, 512, 1025) == "bwd.packed_rows");
+  CHECK(pick(DType::bf16, 32768, 2049) == "bwd.packed_rows");
+  CHECK(pick(DType::bf16, 2047, 513) == "bwd.persistent_rows");   // fewer rows
+  CHECK(pick(DType::bf16, 511, 1025) == "bwd.persistent_rows");   // fewer rows
+  CHECK(pick(DType::bf16, 64, 2049) == "bwd.persistent_rows");    // fewer rows
+  CHECK(pick(DType::f32, 32768, 2049) == "bwd.packed_rows");
+  CHECK(pick(DType::f32, 512, 1025) == "bwd.packed_rows");
+  CHECK(pick(DType::f32, 64, 2049) == "bwd.packed_rows");
+  CHECK(pick(DType::f32, 64, 1025) == "bwd.persistent_rows");     // fp32: fewer rows
+  CHECK(pick(DType::f32, 511, 2047) == "bwd.persistent_rows");
+  CHECK(pick(DType::f32, 32768, 4097) == "bwd.persistent_rows");  // fp32 beyond 4096
+  CHECK(pick(DType::bf16, 32768, 8193) == "bwd.persistent_rows"); // beyond 8192
+  CHECK(pick(DType::bf16, 32768, 511) == "bwd.persistent_rows");  // a warp per row below 513
+  const rmsnorm::Variant* streams = rmsnorm::find_variant("bwd.staged_streams");
   REQUIRE(streams != nullptr);
   REQUIRE(rmsnorm::dispatch::has_rules(streams->name.c_str()));
 }

@@ -172,7 +172,7 @@ void check_all(Spec s, const harness::Layout& layout = {}) {
 const DType kTypes[] = {DType::bf16, DType::f16, DType::f32};
 
 // A 16-bit row of 15 bulk_ring pieces (14 * 8192 + 8 elements): one more than the 14 slots of a
-// 227 KB block (forward_ring.cuh).
+// 227 KB block (variants/fwd_bulk_ring.cuh).
 constexpr std::int64_t kRingTooWide = 14 * 8192 + 8;
 
 // One shape of many rows (its Spec with a fresh seed; FP8 outputs as e4m3). require_rows_pass
@@ -410,14 +410,14 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
   }
 }
 
-// Persistent grids (fwd.staged_rows: a few blocks per SM, each walking rows blockIdx.x + k·grid
+// Persistent grids (fwd.block_row.staged: a few blocks per SM, each walking rows blockIdx.x + k·grid
 // through a ring of shared-memory stages) wrap their rings only when a block gets more rows than
 // it has stages; the property draws (R <= 300) never get there. R·D = 2^25 here: 8-16 rows per
 // block. Every such run must pass the oracle and equal fwd.block_row (one row per block, the same
 // thread mapping and order) bit for bit: y, rstd, the residual, the FP8 scales.
 TEST_CASE("forward: persistent grids over many rows per block match the oracle and fwd.block_row bitwise", "[gpu][many_rows]") {
   const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.block_row");
-  const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.staged_rows");
+  const rmsnorm::Variant* staged = rmsnorm::find_variant("fwd.block_row.staged");
   REQUIRE(reference != nullptr);
   REQUIRE(staged != nullptr);
   if (!selected(staged->name)) return;
@@ -448,14 +448,14 @@ TEST_CASE("forward: persistent grids over many rows per block match the oracle a
   }
 }
 
-// fwd.realigned_row is fwd.element_row's kernel with the row moved through shared memory in
+// fwd.element_row.realigned is fwd.element_row's kernel with the row moved through shared memory in
 // 16-byte vectors: the same thread mapping, order and arithmetic, so every output bit must equal
 // element_row's — on odd widths (every row start at another alignment), odd strides, offset
 // bases down to one element, in place, under the fused add and in every FP8 mode, with enough
 // rows that every alignment of a row start occurs. Each run also passes the oracle.
-TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu][realigned]") {
+TEST_CASE("forward: fwd.element_row.realigned equals fwd.element_row bit for bit", "[gpu][realigned]") {
   const rmsnorm::Variant* reference = rmsnorm::find_variant("fwd.element_row");
-  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.element_row.realigned");
   REQUIRE(reference != nullptr);
   REQUIRE(realigned != nullptr);
   if (!selected(realigned->name)) return;
@@ -501,15 +501,15 @@ TEST_CASE("forward: fwd.realigned_row equals fwd.element_row bit for bit", "[gpu
   CHECK(runs > 500);
 }
 
-// fwd.large_d and the plain forward of fwd.realigned_row run persistent grids (a block walks
+// fwd.large_d and the plain forward of fwd.element_row.realigned run persistent grids (a block walks
 // rows blockIdx.x + k·grid, prefetching its next row into L2; realigned_row holds its weights
 // across rows): with R several times the grid every block runs several rows, so what a row
 // leaves behind (the shared-memory cache, the reduction partials, the held weights) would show
 // in the next one. Each run passes the oracle; realigned_row also equals fwd.element_row (its
 // kernel with one block per row) bit for bit.
-TEST_CASE("forward: persistent grids with several rows per block match the oracle: fwd.large_d and fwd.realigned_row", "[gpu]") {
+TEST_CASE("forward: persistent grids with several rows per block match the oracle: fwd.large_d and fwd.element_row.realigned", "[gpu]") {
   const rmsnorm::Variant* large = rmsnorm::find_variant("fwd.large_d");
-  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.realigned_row");
+  const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.element_row.realigned");
   const rmsnorm::Variant* element = rmsnorm::find_variant("fwd.element_row");
   REQUIRE(large != nullptr);
   REQUIRE(realigned != nullptr);
@@ -521,7 +521,7 @@ TEST_CASE("forward: persistent grids with several rows per block match the oracl
   };
   // fwd.large_d: 1 block per SM (132 on an H200), so 300 rows give each block 2-3. The plain
   // forward of 128 KB rows keeps a block per row (large_d_persistent): 65536 bf16 is the control.
-  // fwd.realigned_row: up to 21 blocks of 96 threads per SM at D = 1025 (2772), so 6000 rows.
+  // fwd.element_row.realigned: up to 21 blocks of 96 threads per SM at D = 1025 (2772), so 6000 rows.
   const Shape shapes[] = {
       {large, {20000, 300, DType::bf16, Quant::none, false}, 0},   {large, {32768, 300, DType::f16, Quant::none, true}, 0},
       {large, {65536, 300, DType::bf16, Quant::dynamic_token, false}, 0}, {large, {16384, 300, DType::f32, Quant::per_block, true}, 0},
@@ -662,7 +662,7 @@ TEST_CASE("the dispatcher's forward choice for 16-bit rows of 40960 < D: fwd.bul
   CHECK(pick(DType::bf16, 4096, 65544, false, /*add=*/true) == "fwd.large_d");     // wider rows
   CHECK(pick(DType::bf16, 4096, 65536) == "fwd.large_d");                          // the plain forward past 57344
   CHECK(pick(DType::bf16, 4095, 49152) == "fwd.large_d");                          // ... below 4096 rows
-  CHECK(pick(DType::bf16, 512, 49152) == "fwd.large_d_pair");                      // ... the pair's 256-512 rows
+  CHECK(pick(DType::bf16, 512, 49152) == "fwd.large_d.pair");                      // ... the pair's 256-512 rows
   CHECK(pick(DType::bf16, 4096, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");  // FP8 outputs
   CHECK(pick(DType::f32, 4096, 49152, false, /*add=*/true) == "fwd.large_d");      // fp32 rows
   rmsnorm::ForwardArgs fp32_weights = harness::probe_forward(DType::bf16, 4096, 49152);
@@ -903,7 +903,7 @@ TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at t
 // copy 2^31-element dense vectors); a sample of rows on both sides of 2^31 is judged.
 TEST_CASE("forward: 64-bit offsets, R*D > 2^31", "[gpu][big]") {
   // D = 65536 for the aligned paths; D = 8191 (R = 262180) for the paths of misaligned rows
-  // (fwd.packed_rows' tiles, fwd.realigned_row, fwd.element_row, fwd.scalar): every row from
+  // (fwd.packed_rows' tiles, fwd.element_row.realigned, fwd.element_row, fwd.scalar): every row from
   // 2^31 / D on lies past 2^31 elements.
   struct Shape {
     std::int64_t D, R;

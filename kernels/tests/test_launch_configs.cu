@@ -10,7 +10,13 @@
 #include "backward_cluster.cuh"
 #include "backward_packed.cuh"
 #include "backward_staged.cuh"
-#include "forward_launch.cuh"
+#include "variants/fwd_block_row.cuh"
+#include "variants/fwd_bulk_ring.cuh"
+#include "variants/fwd_element_row.cuh"
+#include "variants/fwd_large_d.cuh"
+#include "variants/fwd_packed_rows.cuh"
+#include "variants/fwd_shifted_row.cuh"
+#include "variants/fwd_warp_row.cuh"
 
 namespace {
 
@@ -238,10 +244,9 @@ int main() {
   // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
   // thread's chunks and no shorter than its share of the row.
   namespace fwd = rmsnorm::cuda::fwd;
-  using fwd::Path;
-  auto check_chunked = [&](const std::string& at, std::int64_t d, int lanes, int iters, Path path) {
+  auto check_chunked = [&](const std::string& at, std::int64_t d, int lanes, int iters, auto shape_of) {
     if (std::int64_t{lanes} * iters * kChunk < d) fail(at + ": the row is not covered");
-    const rmsnorm::AccumShape s = fwd::shape_of(path, d);
+    const rmsnorm::AccumShape s = shape_of(d);
     if (s.per_thread > std::int64_t{iters} * kChunk || s.per_thread * lanes < d) fail(at + ": declared chain " + std::to_string(s.per_thread));
   };
   for (std::int64_t d = 1; d <= 16384; ++d) {
@@ -249,11 +254,11 @@ int main() {
     if (d <= 1024) {
       const fwd::RegsConfig w = fwd::warp_row_config(d);
       if (w.lanes < 1 || w.lanes > 32 || (w.lanes & (w.lanes - 1)) != 0 || w.iters > fwd::kBlockRowIters) fail("warp_row " + at);
-      check_chunked("warp_row " + at, d, w.lanes, w.iters, Path::warp_row);
+      check_chunked("warp_row " + at, d, w.lanes, w.iters, fwd::fwd_warp_row::shape);
     }
     const fwd::RegsConfig b = fwd::block_row_config(d);
     if (b.lanes % 32 != 0 || b.lanes > 512 || (d <= 8192 && b.lanes > 256)) fail("block_row " + at + ": lanes " + std::to_string(b.lanes));
-    check_chunked("block_row " + at, d, b.lanes, b.iters, Path::block_row);
+    check_chunked("block_row " + at, d, b.lanes, b.iters, fwd::fwd_block_row::shape);
     // FP8 outputs of 16-bit rows: past 8192 (and only there) the launcher takes the lean-y kernel
     // (lanes over the 256-thread FP8 blocks), whose launch bounds are kLeanYThreads.
     if ((d > fwd::kBlockRowHeldYMaxDim) != (b.lanes > 256) || b.lanes > fwd::kLeanYThreads)
@@ -261,9 +266,9 @@ int main() {
     if (d <= fwd::kElementRowMaxDim) {
       const int e = fwd::element_threads(d);
       if (e % 32 != 0 || e > fwd::kElementMaxThreads || std::int64_t{e} * fwd::kElementSlots < d) fail("element_row " + at);
-      if (fwd::shape_of(Path::element_row, d).per_thread * e < d) fail("element_row " + at + ": declared chain");
+      if (fwd::fwd_element_row::shape(d).per_thread * e < d) fail("element_row " + at + ": declared chain");
     }
-    // fwd.staged_rows: where two stages fit, every register occupancy gets 2..8 stages within
+    // fwd.block_row.staged: where two stages fit, every register occupancy gets 2..8 stages within
     // the per-block opt-in limit and the SM (static shared memory and the runtime's reserve too).
     for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
       for (const bool add : {false, true}) {
@@ -286,7 +291,7 @@ int main() {
       }
     ++checked;
   }
-  // fwd.large_d (one block per SM) and fwd.large_d_pair (two): the h cache and the FP8 y stash
+  // fwd.large_d (one block per SM) and fwd.large_d.pair (two): the h cache and the FP8 y stash
   // stay within the block's budget, so every block count the launch asks for fits the SM; the
   // stash is taken only with the whole row's h cached and its planes (2 float4 a chunk) inside the
   // launch's bytes, and whenever it fits; and it fits where the README says it does (16-bit
@@ -396,7 +401,7 @@ int main() {
       std::vector<std::int64_t> per_thread(static_cast<std::size_t>(c.lanes), 0);
       for (std::int64_t e = 0; e < d; ++e) ++per_thread[static_cast<std::size_t>(e / kChunk % c.lanes)];
       for (const std::int64_t n : per_thread) longest = std::max(longest, n);
-      const rmsnorm::AccumShape s = fwd::shape_of(fwd::Path::shifted_row, d);
+      const rmsnorm::AccumShape s = fwd::fwd_shifted_row::shape(d);
       if (s.per_thread != longest || s.tree_depth != 5 + rmsnorm::cuda::ceil_log2(c.lanes / 32))
         fail(at + ": declared chain " + std::to_string(s.per_thread) + " against " + std::to_string(longest));
     }

@@ -57,7 +57,7 @@ check(e is not None and "cudnn" in str(e), "an unknown peer is refused by name")
 labels = {peers.peer_label(op, kind) for op in peers.OPS for kind in peers.PEERS}
 check(labels == {v for vs in peers.LABELS.values() for v in vs}, f"every label peers.py writes is in LABELS ({sorted(labels)})")
 check(all(v.startswith(table.PEER_PREFIXES) for v in labels), "bench_table.py knows every label as a peer's")
-check(not any(v.startswith(table.PEER_PREFIXES) for v in ("fwd.block_row", "bwd.staged_rows.vec8", "plugin.demo.k")),
+check(not any(v.startswith(table.PEER_PREFIXES) for v in ("fwd.block_row", "bwd.staged_rows", "plugin.demo.k")),
       "our variants are not taken for peers")
 check(peers.model_bytes("add_backward", 2, 8, 2) == 2 * 8 * 4 * 2, "add_backward moves R·D·4|x| bytes, as rmsnorm-bench")
 
@@ -246,7 +246,7 @@ check("backward" in (fi.missing_op("backward") or "") and not fi.missing_op("add
 HEADER = peers.CSV_HEADER
 OURS = [
     'H200,forward,bf16,8192,4096,fwd.block_row,134217728,32.0,4194,30.4,4415,0.95,0,-1,0,""',
-    'H200,backward,bf16,8192,4096,bwd.staged_rows.vec8,201326592,50.0,4026,43.0,4682,0.86,0,-1,0,""',
+    'H200,backward,bf16,8192,4096,bwd.staged_rows,201326592,50.0,4026,43.0,4682,0.86,0,-1,0,""',
 ]
 PEER_ROWS = [
     'H200,forward,bf16,8192,4096,torch.eager,134217728,60.0,2237,30.0,4474,0.50,0,-1,0,""',

@@ -49,7 +49,7 @@ const char* to_string(Mutant m);        // "M1_padded_divisor"
 const char* mutant_description(Mutant m);
 
 struct Variant {
-  std::string name;         // stable dotted name, e.g. "fwd.block_row.vec8"
+  std::string name;         // stable dotted name: fwd.<kernel>[.<form>], bwd.<kernel>, host.reference
   std::string description;  // one line: what the variant is for
   Memory memory = Memory::host;
   Mutant mutant = Mutant::none;
@@ -109,6 +109,16 @@ struct Variant {
     return dim >= min_dim_for(x) && dim <= max_dim_for(x, add);
   }
 
+  // Older names this variant answers to (find_variant, match_variants, case files), so that case
+  // lines and commands written before a rename still reach it.
+  std::vector<std::string> aliases;
+
+  bool answers_to(const std::string& n) const {
+    if (n == name) return true;
+    for (const std::string& a : aliases)
+      if (a == n) return true;
+    return false;
+  }
   bool supports(Op op) const { return (ops >> static_cast<int>(op)) & 1u; }
   bool is_mutant() const { return mutant != Mutant::none; }
 };
@@ -135,8 +145,12 @@ Status judged_row_shape(const Variant& v, std::int64_t dim, AccumShape& out);
 Status judged_dg_shape(const Variant& v, std::int64_t rows, AccumShape& out);
 const Variant* find_variant(const std::string& name);
 // Variants whose name matches a glob pattern ('*' and '?'; several globs separated by commas
-// match a name any of them matches; "all" = every non-mutant).
+// match a name any of them matches; "all" = every non-mutant). A glob without wildcards matches an
+// alias too (Variant::aliases).
 std::vector<const Variant*> match_variants(const std::string& pattern);
+// Whether v's name matches `pattern` as match_variants() matches it (an alias for a glob without
+// wildcards).
+bool variant_matches(const std::string& pattern, const Variant& v);
 bool glob_match(const std::string& pattern, const std::string& name);
 
 // Device availability: ok when a CUDA device can run kernels, else the reason.

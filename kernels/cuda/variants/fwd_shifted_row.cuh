@@ -34,7 +34,7 @@
 
 #include <numeric>
 
-#include "forward_kernels.cuh"
+#include "forward_launch.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
@@ -113,18 +113,27 @@ __device__ __forceinline__ float column_chain(const Chunk<T> (&h)[ITERS], Next&&
 template <typename T, int ITERS, typename Next>
 __device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[ITERS], Next&& next) {
   switch (lead) {
-    case 0: return column_chain<0>(h, next);
-    case 1: return column_chain<1>(h, next);
-    case 2: return column_chain<2>(h, next);
-    case 3: return column_chain<3>(h, next);
-    default: break;
+    case 0:
+      return column_chain<0>(h, next);
+    case 1:
+      return column_chain<1>(h, next);
+    case 2:
+      return column_chain<2>(h, next);
+    case 3:
+      return column_chain<3>(h, next);
+    default:
+      break;
   }
   if constexpr (sizeof(T) == 2) {
     switch (lead) {
-      case 4: return column_chain<4>(h, next);
-      case 5: return column_chain<5>(h, next);
-      case 6: return column_chain<6>(h, next);
-      default: return column_chain<7>(h, next);
+      case 4:
+        return column_chain<4>(h, next);
+      case 5:
+        return column_chain<5>(h, next);
+      case 6:
+        return column_chain<6>(h, next);
+      default:
+        return column_chain<7>(h, next);
     }
   }
   return 0.0f;  // fp32 rows have leads 0-3
@@ -133,8 +142,8 @@ __device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[I
 template <typename T, typename G, bool kAdd, int ITERS, Mutant M>
 __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd>)
     fwd_shifted_kernel(Params p, int lanes, int period) {
-  extern __shared__ __align__(16) unsigned char shifted_mem[];  // the weights at this block's lead
-  __shared__ float partials[kShiftedBlockThreads / kWarp];      // each group's warps' sums
+  extern __shared__ __align__(16) unsigned char shifted_mem[];         // the weights at this block's lead
+  __shared__ float partials[kShiftedBlockThreads / kWarp];             // each group's warps' sums
   __shared__ Chunk<T> edges[kShiftedBlockThreads / kWarp][ITERS + 1];  // each warp's lane 0's chunks
 
   const int t = static_cast<int>(threadIdx.x);
@@ -160,9 +169,10 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     const T* const xr = static_cast<const T*>(p.x) + row_off<M>(row, p.x_stride, D, sizeof(T));
 
     // 1. Every load of the row before any use.
-    auto load_row = [&](const T* r, Chunk<T> (&dst)[ITERS]) {
+    auto load_row = [&](const T* r, Chunk<T>(&dst)[ITERS]) {
 #pragma unroll
-      for (int i = 0; i < ITERS; ++i) dst[i] = active ? load_shifted_chunk(r, (i * lanes + gt) * kChunk - L, D) : zero_chunk<T>();
+      for (int i = 0; i < ITERS; ++i)
+        dst[i] = active ? load_shifted_chunk(r, (i * lanes + gt) * kChunk - L, D) : zero_chunk<T>();
     };
     Chunk<T> h[ITERS];
     load_row(xr, h);
@@ -170,9 +180,13 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     // working through this row's sums and stores).
     const std::int64_t next_row = row + period * step;
     const std::int64_t row_bytes = static_cast<std::int64_t>(D) * static_cast<std::int64_t>(sizeof(T)) + kL2Line;
-    if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next_row, p.x_stride, D, sizeof(T)), row_bytes, gt, lanes);
+    if (next_row < p.rows)
+      prefetch_row_l2(static_cast<const T*>(p.x) + row_off<M>(next_row, p.x_stride, D, sizeof(T)), row_bytes, gt,
+                      lanes);
     if constexpr (kAdd) {
-      if (next_row < p.rows) prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next_row, p.o_stride, D, sizeof(T)), row_bytes, gt, lanes);
+      if (next_row < p.rows)
+        prefetch_row_l2(static_cast<const T*>(p.o) + row_off<M>(next_row, p.o_stride, D, sizeof(T)), row_bytes, gt,
+                        lanes);
       const T* const orow = static_cast<const T*>(p.o) + row_off<M>(row, p.o_stride, D, sizeof(T));
       Chunk<T> ov[ITERS];
       load_row(orow, ov);
@@ -222,7 +236,8 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
         n.w[k].z = __shfl_sync(kFullMask, offer.w[k].z, (lane + 1) & (kWarp - 1));
         n.w[k].w = __shfl_sync(kFullMask, offer.w[k].w, (lane + 1) & (kWarp - 1));
       }
-      if (group_warps > 1 && lane == kWarp - 1) n = last_warp_of_group ? edges[warp + 1 - group_warps][i + 1] : edges[warp + 1][i];
+      if (group_warps > 1 && lane == kWarp - 1)
+        n = last_warp_of_group ? edges[warp + 1 - group_warps][i + 1] : edges[warp + 1][i];
       return n;
     };
     float total = warp_sum(column_chain_at<T>(L, h, next));
@@ -251,5 +266,95 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     }
   }
 }
+
+// fwd.shifted_row's limits: a warp's rows follow one another (load, sum, store), so its loads wait
+// idle through the row's work; the column-chunk order (the shuffles and the switch over the lead,
+// which make a row's bits independent of its position) costs 12-15 % at 32768 x 1025, and a second
+// register set for the next row's loads costs more than it gains (128 registers a thread halve the
+// warps an SM holds).
+// fwd.shifted_row (above): a persistent grid of shifted_config(D) blocks, a whole
+// number of residue classes of the rows' lead period; the weights at a block's lead as dynamic
+// shared memory.
+
+struct fwd_shifted_row {
+  static constexpr const char* kName = "fwd.shifted_row";
+  static constexpr const char* kAlias = nullptr;
+  static constexpr int kRank = 800;
+  static constexpr const char* kDescription =
+      "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole "
+      "warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends "
+      "only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead";
+  static constexpr std::uint32_t kOps = kPlainOps;
+  static constexpr bool kQuantPath = false;
+  static constexpr std::int64_t kDimMin = 1, kDimMax = 8192, kF32DimMax = 0;
+  static constexpr RowLayout kLayout = RowLayout::shared_frame;
+  using Mutants = MutantList<Mutant::M2_eps_outside_root, Mutant::M8_stride_ignored, Mutant::M15_llama_double_round>;
+
+  static AccumShape shape(std::int64_t dim) {
+    // Σh² over column chunks, chunk c on thread c % lanes.
+    const ShiftedConfig c = shifted_config(dim);
+    AccumShape s;
+    s.per_thread = chunked_per_thread(dim, c.lanes);
+    s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
+    return s;
+  }
+
+  template <Mutant M>
+  static Status refuse(const ForwardArgs& a, const std::string& who) {
+    const std::int64_t D = a.dim;
+    // Any alignment, but one frame: every row of x, y (and o) at the same offset from a 16-byte
+    // boundary (equal base offsets, and row strides of equal residue when R > 1).
+    if (a.quant != Quant::none)
+      return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (their rows do not share x's frame)");
+    if (D > kShiftedMaxDim)
+      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kShiftedMaxDim));
+    const std::size_t es = size_of(a.x.type);
+    auto frame_of = [&](const Tensor& v) {
+      const std::uint64_t base = reinterpret_cast<std::uintptr_t>(v.data) % kVecBytes;
+      const std::uint64_t step = a.rows > 1 ? static_cast<std::uint64_t>(v.stride) * es % kVecBytes : 0;
+      return base * kVecBytes + step;
+    };
+    if (frame_of(a.y) != frame_of(a.x) || (a.o.data != nullptr && frame_of(a.o) != frame_of(a.x)))
+      return Status::fail(Status::Code::misaligned,
+                          who + ": the rows of x, y" + (a.o.data ? ", o" : "") +
+                              " do not share one 16-byte frame (base offsets or row strides mod 16 differ)");
+    return Status::success();
+  }
+
+  template <Mutant M>
+  static Status run(const ForwardArgs& a) {
+    return run_variant<M, fwd_shifted_row>(
+        a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
+          using T = typename decltype(tt)::type;
+          using G = typename decltype(gt)::type;
+          constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+          if constexpr (!kQ) {  // can_implement declines FP8 outputs
+            const ShiftedConfig c = shifted_config(a.dim);
+            const std::size_t smem = shifted_table_bytes(a.dim, sizeof(G));
+            const int period = a.rows > 1 ? shifted_period(a.x.stride, sizeof(T)) : 1;
+            auto go = [&](auto kernel) {
+              cudaError_t e = cudaSuccess;
+              if (smem > 48 * 1024)
+                e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+              // As many blocks as fit at once, a whole number of residue classes, none without a row.
+              const std::int64_t per_class = ((a.rows + period - 1) / period + c.groups - 1) / c.groups;
+              std::int64_t grid = 0;
+              if (e == cudaSuccess) e = persistent_grid(kernel, c.block(), smem, per_class * period, grid);
+              if (e != cudaSuccess) {
+                result = Status::fail(Status::Code::launch_failed,
+                                      std::string("fwd.shifted_row: launch shape: ") + cudaGetErrorString(e));
+                return;
+              }
+              grid = std::max<std::int64_t>(grid / period, 1) * period;
+              kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.lanes, period);
+            };
+            if (c.iters == 5)
+              go(fwd_shifted_kernel<T, G, kA, 5, M>);
+            else
+              go(fwd_shifted_kernel<T, G, kA, 4, M>);
+          }
+        });
+  }
+};
 
 }  // namespace rmsnorm::cuda::fwd

@@ -27,7 +27,7 @@
 #include <cooperative_groups.h>
 
 #include "cluster_reduce.cuh"
-#include "forward_kernels.cuh"
+#include "forward_launch.cuh"
 
 namespace rmsnorm::cuda::fwd {
 
@@ -42,8 +42,10 @@ inline constexpr ClusterShape fwd_cluster_shape_of = sizeof(T) == 2 ? kFwdCluste
 inline ClusterShape fwd_cluster_shape_for(DType t) { return size_of(t) == 2 ? kFwdCluster16 : kFwdCluster32; }
 inline constexpr int kFwdClusterCtas = 8;
 inline constexpr std::int64_t kFwdClusterMaxDim = 65536;
-static_assert(std::int64_t{kFwdCluster16.ctas} * kFwdCluster16.max_threads * kFwdCluster16.slots * kChunk == kFwdClusterMaxDim &&
-                  std::int64_t{kFwdCluster32.ctas} * kFwdCluster32.max_threads * kFwdCluster32.slots * kChunk == kFwdClusterMaxDim,
+static_assert(std::int64_t{kFwdCluster16.ctas} * kFwdCluster16.max_threads * kFwdCluster16.slots * kChunk ==
+                      kFwdClusterMaxDim &&
+                  std::int64_t{kFwdCluster32.ctas} * kFwdCluster32.max_threads * kFwdCluster32.slots * kChunk ==
+                      kFwdClusterMaxDim,
               "every shape reaches D = 65536");
 static_assert(kFwdCluster16.ctas == kFwdClusterCtas && kFwdCluster32.ctas == kFwdClusterCtas, "one cluster size");
 static_assert(kFwdCluster16.max_threads % kGroupChunks == 0 && kFwdCluster32.max_threads % kGroupChunks == 0,
@@ -62,7 +64,8 @@ inline int fwd_cluster_threads(std::int64_t dim, ClusterShape cs) {
 }
 inline AccumShape fwd_cluster_row_shape(std::int64_t dim) {
   AccumShape s;
-  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32}) s = widest(s, cluster_row_accum(cs, fwd_cluster_threads(dim, cs), dim));
+  for (const ClusterShape cs : {kFwdCluster16, kFwdCluster32})
+    s = widest(s, cluster_row_accum(cs, fwd_cluster_threads(dim, cs), dim));
   return s;
 }
 
@@ -77,7 +80,7 @@ inline Status cluster_launch_status() {
 template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
 __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
     __launch_bounds__(fwd_cluster_shape_of<T>.max_threads, fwd_cluster_shape_of<T>.min_blocks)
-    fwd_cluster_kernel(Params p, std::int64_t slice_chunks) {
+        fwd_cluster_kernel(Params p, std::int64_t slice_chunks) {
   namespace cg = cooperative_groups;
   constexpr int S = fwd_cluster_shape_of<T>.slots;
   __shared__ float sum_partials[kWarp];
@@ -107,14 +110,15 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
   }
 
   // x (and o) of this thread's chunks of `row` (zero chunks outside the row or past R).
-  auto load = [&](std::int64_t row, Chunk<T> (&xc)[S], Chunk<T> (&oc)[S]) {
+  auto load = [&](std::int64_t row, Chunk<T>(&xc)[S], Chunk<T>(&oc)[S]) {
     const bool live = row < p.rows;
     const T* xr = static_cast<const T*>(p.x) + row_off<M>(live ? row : 0, p.x_stride, D, sizeof(T));
     const T* orow = kAdd ? static_cast<const T*>(p.o) + row_off<M>(live ? row : 0, p.o_stride, D, sizeof(T)) : nullptr;
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       xc[k] = live && mine[k] ? load_row_chunk<T, M, true>(xr, cs[k], full, n_tail) : zero_chunk<T>();
-      if constexpr (kAdd) oc[k] = live && mine[k] ? load_row_chunk<T, M, true>(orow, cs[k], full, n_tail) : zero_chunk<T>();
+      if constexpr (kAdd)
+        oc[k] = live && mine[k] ? load_row_chunk<T, M, true>(orow, cs[k], full, n_tail) : zero_chunk<T>();
     }
   };
 
@@ -173,12 +177,13 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
     for (int k = 0; k < S; ++k)
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) ss.add(chunk_get(h[k], j));
-    const float total = cluster_sum<kFwdClusterCtas>(cluster, sum_slots[parity], rank, t, block_sum(ss.acc, sum_partials));
+    const float total =
+        cluster_sum<kFwdClusterCtas>(cluster, sum_slots[parity], rank, t, block_sum(ss.acc, sum_partials));
     const float r = rstd_of<M>(total, D, nchunks * kChunk, p.eps);
     if (rank == 0 && t == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
     // 4. Outputs. y of chunk k from h, r and the weights (loaded where used: L1/L2 hits).
-    auto y_chunk = [&](int k, float (&y)[kChunk]) {
+    auto y_chunk = [&](int k, float(&y)[kChunk]) {
       float w[kChunk];
       load_weights<G, M>(p, row, cs[k], full, n_tail, w);
 #pragma unroll
@@ -235,5 +240,78 @@ __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
   // outlive its last access): one more cluster barrier after the last row.
   cluster.sync();
 }
+
+// fwd.cluster_row (above): the co-resident clusters of the instantiation at the
+// block size launched (cudaOccupancyMaxActiveClusters, cached per device and block size), at
+// most R; each cluster walks rows cluster + k·clusters.
+template <typename Kernel>
+std::int64_t fwd_cluster_programs(Kernel kernel, int threads, int max_threads) {
+  constexpr int kSizes = 1024 / kWarp;
+  static std::int64_t cached[64][kSizes + 1] = {};
+  int dev = 0;
+  if (threads <= 0 || threads > max_threads || cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  const int slot = threads / kWarp;
+  if (dev >= 0 && dev < 64 && cached[dev][slot] > 0) return cached[dev][slot];
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(kFwdClusterCtas, 1, 1);
+  cfg.blockDim = dim3(static_cast<unsigned>(threads), 1, 1);
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kernel, &cfg) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  if (dev >= 0 && dev < 64) cached[dev][slot] = n;
+  return n;
+}
+
+struct fwd_cluster_row {
+  static constexpr const char* kName = "fwd.cluster_row";
+  static constexpr const char* kAlias = nullptr;
+  static constexpr int kRank = 400;
+  static constexpr const char* kDescription =
+      "aligned, D <= 65536: one row over an 8-CTA thread-block cluster, slices in registers, the next row in flight, "
+      "the row sum (and the dynamic FP8 amax) through distributed shared memory";
+  static constexpr std::uint32_t kOps = kAllOps;
+  static constexpr bool kQuantPath = false;
+  static constexpr std::int64_t kDimMin = 1, kDimMax = kFwdClusterMaxDim, kF32DimMax = 0;
+  static constexpr RowLayout kLayout = RowLayout::aligned;
+  using Mutants = MutantList<Mutant::M1_padded_divisor, Mutant::M3_low_precision_sum, Mutant::M8_stride_ignored,
+                             Mutant::M9_tail_overread, Mutant::M13_fp8_via_bf16, Mutant::M19_misaligned_as_aligned>;
+
+  static AccumShape shape(std::int64_t dim) { return fwd_cluster_row_shape(dim); }
+
+  template <Mutant M>
+  static Status refuse(const ForwardArgs& a, const std::string& who) {
+    if (a.dim > kFwdClusterMaxDim)
+      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kFwdClusterMaxDim) +
+                                                         " (8 CTAs x their threads x their chunks x 8)");
+    const Status c = cluster_launch_status();
+    if (!c.ok()) return Status::fail(c.code, who + ": " + c.reason);
+    return Status::success();
+  }
+
+  template <Mutant M>
+  static Status run(const ForwardArgs& a) {
+    return run_variant<M, fwd_cluster_row>(a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s,
+                                                  Status& result) {
+      using T = typename decltype(tt)::type;
+      using G = typename decltype(gt)::type;
+      constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+      constexpr ClusterShape cs = fwd_cluster_shape_of<T>;
+      const int threads = fwd_cluster_threads(a.dim, cs);
+      auto kernel = fwd_cluster_kernel<T, G, kQ, kA, M>;
+      const std::int64_t clusters = std::min(fwd_cluster_programs(kernel, threads, cs.max_threads), a.rows);
+      if (clusters <= 0) {
+        result = Status::fail(Status::Code::launch_failed, "fwd.cluster_row: no 8-CTA cluster of " +
+                                                               std::to_string(threads) + " threads fits this device");
+        return;
+      }
+      kernel<<<grid_for(clusters * cs.ctas), threads, 0, s>>>(p, fwd_cluster_slice(a.dim, cs));
+    });
+  }
+};
 
 }  // namespace rmsnorm::cuda::fwd

@@ -3,7 +3,7 @@
 // — with 16-byte vectors anyway: the backward's packed tiles (packed_tiles.cuh; the design in
 // backward_packed.cuh), here for x (and o).
 //
-// Why. fwd.realigned_row moves each row through shared memory in 16-byte vectors, but one row
+// Why. fwd.element_row.realigned moves each row through shared memory in 16-byte vectors, but one row
 // per block at a time, synchronously: 0.50 of the same-run copy at 32768 x 1025 bf16 (fused add
 // 0.44; H200). Here a program keeps
 // several tiles of consecutive rows in flight (cp.async stages), and a thread's work per tile is
@@ -23,7 +23,7 @@
 // group butterfly (5 + ceil_log2(G / 32) levels): packed_row_shape(D). The maths of every forward
 // (forward_kernels.cuh: rstd_of, y_of, effective_weight).
 //
-// FP8 outputs (kQuant; the alternative for odd D is fwd.realigned_row's one row per block, 0.32 of
+// FP8 outputs (kQuant; the alternative for odd D is fwd.element_row.realigned's one row per block, 0.32 of
 // the copy for add + FP8 at 32768 x 1025 bf16 on the H200): y stays fp32 in h's registers; the
 // scale is the given one, the row's amax (a second barrier: the amax needs r; a maximum of |y|'s
 // bits is exact in any order, so the bits stay batch-invariant), or per block of 128 columns the
@@ -32,7 +32,7 @@
 // byte.
 #pragma once
 
-#include "forward_kernels.cuh"
+#include "forward_launch.cuh"
 #include "packed_tiles.cuh"
 
 namespace rmsnorm::cuda::fwd {
@@ -148,7 +148,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       // This thread's elements of the row: its first one's address plus m·kStep.
       const std::uint32_t xa = shared_address(xs + row * D + c0);
       [[maybe_unused]] const std::uint32_t oa = kAdd ? shared_address(os + row * D + c0) : 0u;
-      [[maybe_unused]] const std::uint64_t ha = kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
+      [[maybe_unused]] const std::uint64_t ha =
+          kAdd ? global_address(h_out + e0 + static_cast<std::int64_t>(row) * D + c0) : 0;
       SumSquares<T, MU> sq;
       by_warp(full_warp && row < nrows, [&](auto full_c) {
         constexpr bool kFull = decltype(full_c)::value;
@@ -271,7 +272,9 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
       // (with the run-time column step).
       unsigned wcol = static_cast<unsigned>(c0) & ~static_cast<unsigned>(kWarp - 1);
       asm volatile("" : "+r"(wcol));
-      auto group_of = [&](int m) { return (wcol + static_cast<unsigned>(m * kWarp)) / static_cast<unsigned>(kQuantGroup); };
+      auto group_of = [&](int m) {
+        return (wcol + static_cast<unsigned>(m * kWarp)) / static_cast<unsigned>(kQuantGroup);
+      };
       if (mode == Quant::per_block) {
         // The warp's maximum first (redux), then one shared atomic per warp and column step.
         const int lane = gt & (kWarp - 1);
@@ -287,7 +290,8 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
           }
         }
         __syncthreads();
-        if (t < nrows * ngroups) {  // a tile's entries never outnumber the block's threads (test_launch_configs, every D)
+        if (t <
+            nrows * ngroups) {  // a tile's entries never outnumber the block's threads (test_launch_configs, every D)
           const float s = scale_of<MU>(__uint_as_float(group_bits[t]), p);
           group_bits[t] = 0u;  // for the next tile: its atomics follow its first barrier
           p.scale[row0 * ngroups + t] = s;
@@ -325,5 +329,85 @@ __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads :
     }
   });
 }
+
+// fwd.packed_rows: one program per SM, two where the tile plan holds as many
+// threads that way (D <= 2560; at most the tiles), the stages capped at a program's tiles.
+// Dispatched for the fused add, the fused add + FP8, the FP8 forward per block and the plain
+// forward of packed rows where it measured faster: its rows in the dispatch table.
+struct fwd_packed_rows {
+  static constexpr const char* kName = "fwd.packed_rows";
+  static constexpr const char* kAlias = nullptr;
+  static constexpr int kRank = 900;
+  static constexpr const char* kDescription =
+      "D <= 8192, packed rows (stride = D) of any alignment, every forward op (FP8 outputs: static, per token, per "
+      "block of 128): tiles of consecutive rows copied as 16-byte vectors into shared-memory stages (cp.async), "
+      "outputs stored element by element";
+  static constexpr std::uint32_t kOps = kAllOps;
+  static constexpr bool kQuantPath = false;
+  static constexpr std::int64_t kDimMin = 1, kDimMax = 8192, kF32DimMax = 0;
+  static constexpr RowLayout kLayout = RowLayout::packed;
+  using Mutants = MutantList<Mutant::M2_eps_outside_root, Mutant::M3_low_precision_sum, Mutant::M12_scale_no_floor,
+                             Mutant::M13_fp8_via_bf16>;
+
+  static AccumShape shape(std::int64_t dim) { return packed_row_shape(dim); }
+
+  template <Mutant M>
+  static Status refuse(const ForwardArgs& a, const std::string& who) {
+    const std::int64_t D = a.dim;
+    // Any alignment, but packed rows: a tile of consecutive rows is one span of each tensor.
+    if (D > kPackedMaxDim)
+      return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kPackedMaxDim));
+    if (a.quant == Quant::per_block && packed_quant_entries(D, size_of(a.x.type)) > kPackedMaxQuantEntries)
+      return Status::fail(Status::Code::unsupported,
+                          who + ": a tile's FP8 groups exceed " + std::to_string(kPackedMaxQuantEntries));
+    const bool packed = a.rows <= 1 || (a.x.stride == D && a.y.stride == D && (a.o.data == nullptr || a.o.stride == D));
+    if (!packed)
+      return Status::fail(Status::Code::unsupported, who + ": rows are not packed (a row stride differs from D)");
+    if (packed_fwd_stages(D, size_of(a.x.type), a.o.data != nullptr) < kPackedMinStages)
+      return Status::fail(Status::Code::unsupported, who + ": fewer than 3 stages of this tile fit shared memory");
+    return Status::success();
+  }
+
+  template <Mutant M>
+  static Status run(const ForwardArgs& a) {
+    return run_variant<M, fwd_packed_rows>(
+        a, [&](auto tt, auto gt, auto q, auto ad, const Params& p, cudaStream_t s, Status& result) {
+          using T = typename decltype(tt)::type;
+          using G = typename decltype(gt)::type;
+          constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
+          const int sms = sm_count();
+          if (sms <= 0) {
+            result = Status::fail(Status::Code::no_device, "fwd.packed_rows: no CUDA device answered for the SM count");
+          } else {
+            const PackedConfig c = packed_fwd_config(a.dim, sizeof(T));
+            const std::int64_t tiles = (a.rows + c.tile_rows() - 1) / c.tile_rows();
+            const std::int64_t grid = std::min<std::int64_t>(std::int64_t{c.per_sm} * sms, tiles);
+            const int stages = packed_fwd_stages(a.dim, sizeof(T), kA, (tiles + grid - 1) / grid);
+            const std::size_t smem = static_cast<std::size_t>(stages) * packed_fwd_stage_bytes(c, a.dim, sizeof(T), kA);
+            auto go = [&](auto kernel) {
+              cudaError_t e =
+                  cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+              // Two blocks an SM need the largest shared-memory carveout.
+              if (e == cudaSuccess && c.per_sm > 1)
+                e = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared);
+              if (e != cudaSuccess) {
+                result = Status::fail(Status::Code::launch_failed,
+                                      std::string("fwd.packed_rows: shared memory: ") + cudaGetErrorString(e));
+                return;
+              }
+              kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.threads, c.groups, stages);
+            };
+            if (c.per_thread == kPackedPerThreadWide) {
+              go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA, kQ, M>);
+            } else if (c.per_group == kPackedRowsPerGroup) {
+              go(fwd_packed_kernel<T, G, kPackedPerThread, kPackedRowsPerGroup, kA, kQ, M>);
+            } else {
+              go(fwd_packed_kernel<T, G, kPackedPerThread, 1, kA, kQ, M>);
+            }
+          }
+        });
+  }
+};
 
 }  // namespace rmsnorm::cuda::fwd

@@ -1,4 +1,0 @@
-// Instantiation unit of the forward launcher run_large_d (the product).
-#include "forward_instances.h"
-
-template rmsnorm::Status rmsnorm::cuda::fwd::run_large_d<rmsnorm::Mutant::none>(const rmsnorm::ForwardArgs&);
