@@ -69,6 +69,17 @@ def series(rows):
     return out
 
 
+# One colour per side in every plot (ours always the first), whichever sides a plot holds.
+_PALETTE = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive")
+_COLORS = {"ours": _PALETTE[0]}
+
+
+def _color(side):
+    if side not in _COLORS:
+        _COLORS[side] = _PALETTE[len(_COLORS) % len(_PALETTE)]
+    return _COLORS[side]
+
+
 def _plot_lines(path, title, sides):
     import matplotlib
 
@@ -79,7 +90,8 @@ def _plot_lines(path, title, sides):
     copy = {}
     for side, points in sorted(sides.items(), key=lambda kv: (kv[0] != "ours", kv[0])):
         ds = sorted(points)
-        ax.plot(ds, [points[d][0] for d in ds], marker="o", label=side, linewidth=2 if side == "ours" else 1)
+        ax.plot(ds, [points[d][0] for d in ds], marker="o", label=side, linewidth=2 if side == "ours" else 1,
+                color=_color(side))
         for d in ds:
             copy.setdefault(d, points[d][1])
     ds = sorted(copy)

@@ -50,7 +50,7 @@ if rc_ != 0:
 sys.path.insert(0, HERE)
 import attack_kernels  # noqa: E402
 if attack_kernels.SIDE_STREAM is not None:
-    rc_, line = timed(f"{HERE}/attack_kernels.py:SIDE_STREAM", "--rows", "8192", "--dim", "8192", "--calls", "10")
+    rc_, line = timed(f"{HERE}/attack_kernels.py:SIDE_STREAM", "--rows", "4096", "--dim", "8192", "--calls", "3", "--warmup", "1")
     ok = rc_ == 1 and line.startswith("FAIL")
     print(("ok    " if ok else "FAIL  ") + f"time SIDE_STREAM (GPU): exit {rc_}, {line}")
     if not ok:
