@@ -1,6 +1,6 @@
 // Backward kernels (docs/contract.md#semantics, the backward): dx per row and the first stage of a
-// deterministic two-stage dg. Included by backward.cu (products) and backward_mutants.cu (the bug
-// catalog).
+// deterministic two-stage dg, shared by the backward variants (variants/bwd_*.cuh), products and
+// mutants alike.
 //
 // Maths, per row (r = the forward's fp32 rstd, w = g, 1 + g or 1 by convention):
 //   ĝ_j = RN32(dy_j · w_j),  x̂_j = RN32(x_j · r)

@@ -1,6 +1,6 @@
 // Host side of the backward family: configuration by D, the declared accumulation shapes, the
 // workspace contract, can_implement() and the launcher templated on the mutant switch.
-// Included by backward.cu (Mutant::none) and backward_mutants*.cu.
+// Shared by the backward variants (variants/bwd_*.cuh), products and mutants alike.
 #pragma once
 
 #include <algorithm>

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "forward_kernels.cuh"
+#include "registration.h"
 
 namespace rmsnorm::cuda::fwd {
 
@@ -119,20 +120,13 @@ inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
   return smem_cache_budget_of(optin, per_sm, blocks_per_sm);
 }
 
-// The rows a variant takes (Variant::aligned_rows, packed_rows, shared_frame). `aligned`: every row
-// start of every vector-accessed tensor on a 16-byte boundary, checked after the variant's own
-// refusals (can_implement).
-enum class RowLayout : std::uint8_t { any, aligned, shared_frame, packed };
-
 // A forward variant is a struct (kernels/cuda/variants/fwd_*.cuh) with:
 //   kName, kAlias (an older name, or nullptr), kRank (its place in dispatch order: lower first),
 //   kDescription, kOps (of kAllOps), kQuantPath (every op has FP8 outputs: its mutants carry their
 //   bugs there), kDimMin, kDimMax, kF32DimMax (0: as kDimMax), kLayout, Mutants (a MutantList),
 //   shape(D) (its row reduction's AccumShape), refuse<M>(a, who) (its own refusals, after the
-//   checks every variant makes) and run<M>(a) (its launcher, on run_variant).
-template <Mutant... Ms>
-struct MutantList {};
-
+//   checks every variant makes; RowLayout::aligned adds the alignment check after them) and
+//   run<M>(a) (its launcher, on run_variant).
 // The capability check of variant V: the contract's validate(), what the mutant carries, R = 0
 // (a no-op every variant implements), V's own refusals, then, for aligned rows, the alignment.
 template <Mutant M, typename V>

@@ -1,6 +1,5 @@
-// The CUDA families register here, best first within each op (registration order is the
-// dispatcher's preference): the forward variants of variants/ in the order of their kRank, then
-// the backward family.
+// The CUDA variants register here: every struct of variants/ (forward and backward), in the order
+// of their kRank, which is the dispatcher's preference within each op.
 #include <algorithm>
 #include <utility>
 
@@ -8,12 +7,12 @@
 
 namespace rmsnorm::cuda {
 
-// One per struct fwd_* of variants/, defined in its generated unit (cmake/Variants.cmake).
+// One per struct fwd_* / bwd_* of variants/, defined in its generated unit (cmake/Variants.cmake).
 #define RMSNORM_VARIANT(V) Ranked product_##V();
 #include "variant_list.inc"
 #undef RMSNORM_VARIANT
 
-void register_forward_variants(std::vector<Variant>& out) {
+void register_variants(std::vector<Variant>& out) {
   std::vector<Ranked> all;
 #define RMSNORM_VARIANT(V) all.push_back(product_##V());
 #include "variant_list.inc"
@@ -25,8 +24,5 @@ void register_forward_variants(std::vector<Variant>& out) {
 }  // namespace rmsnorm::cuda
 
 namespace rmsnorm {
-void register_cuda_variants(std::vector<Variant>& out) {
-  cuda::register_forward_variants(out);
-  cuda::register_backward_variants(out);
-}
+void register_cuda_variants(std::vector<Variant>& out) { cuda::register_variants(out); }
 }  // namespace rmsnorm

@@ -8,9 +8,6 @@
 namespace rmsnorm {
 void register_host_mutants(std::vector<Variant>& out);  // host_mutants.cpp
 namespace cuda {
-void register_forward_mutants(std::vector<Variant>& out);  // forward_mutants.cu
-namespace bwd {
-void register_backward_mutants(std::vector<Variant>& out);  // backward_mutants.cu
-}  // namespace bwd
+void register_cuda_mutants(std::vector<Variant>& out);  // variant_mutants.cu: every variants/*.cuh
 }  // namespace cuda
 }  // namespace rmsnorm

@@ -11,8 +11,7 @@ Status register_mutants() {
   static const Status once = [] {
     std::vector<Variant> all;
 #if RMSNORM_HAVE_CUDA
-    cuda::register_forward_mutants(all);
-    cuda::bwd::register_backward_mutants(all);
+    cuda::register_cuda_mutants(all);
 #endif
     register_host_mutants(all);
     return add_mutant_variants(std::move(all));

@@ -5,7 +5,7 @@
 // only; the same bits.
 #pragma once
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

@@ -27,7 +27,7 @@
 #include <cooperative_groups.h>
 
 #include "cluster_reduce.cuh"
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

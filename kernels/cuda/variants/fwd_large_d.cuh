@@ -3,7 +3,7 @@
 // 512-thread blocks, two per SM, each caching its row in half the SM's shared memory.
 #pragma once
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

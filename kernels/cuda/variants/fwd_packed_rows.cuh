@@ -32,7 +32,7 @@
 // byte.
 #pragma once
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 #include "packed_tiles.cuh"
 
 namespace rmsnorm::cuda::fwd {

@@ -1,7 +1,7 @@
 // fwd.scalar: D <= 2^24, any alignment: element-wise loads, two passes over global memory.
 #pragma once
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

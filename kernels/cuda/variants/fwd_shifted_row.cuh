@@ -34,7 +34,7 @@
 
 #include <numeric>
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

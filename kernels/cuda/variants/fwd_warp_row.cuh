@@ -2,7 +2,7 @@
 // row in registers, 16-byte loads; the rows of a 256-thread block side by side.
 #pragma once
 
-#include "forward_launch.cuh"
+#include "forward_variant.h"
 
 namespace rmsnorm::cuda::fwd {
 

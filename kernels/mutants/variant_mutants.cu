@@ -1,5 +1,5 @@
-// The forward mutants' registration: each variant's Mutants (variants/fwd_*.cuh), built in its
-// generated unit (cmake/Variants.cmake), in the order of the variants' kRank.
+// The CUDA variants' mutants: each variant's Mutants (variants/*.cuh), built in its generated unit
+// (cmake/Variants.cmake), in the order of the variants' kRank.
 #include <algorithm>
 #include <utility>
 
@@ -12,7 +12,7 @@ namespace rmsnorm::cuda {
 #include "variant_list.inc"
 #undef RMSNORM_VARIANT
 
-void register_forward_mutants(std::vector<Variant>& out) {
+void register_cuda_mutants(std::vector<Variant>& out) {
   std::vector<Ranked> all;
 #define RMSNORM_VARIANT(V) mutants_##V(all);
 #include "variant_list.inc"
