@@ -75,25 +75,21 @@ Variant make_backward(std::string name, std::string description) {
   return v;
 }
 
+// V as registered: the product, and its Mutants named after it.
 template <typename V>
 Ranked make_product() {
-  Ranked r{V::kRank, make_backward<Mutant::none, V>(V::kName, V::kDescription)};
-  if (V::kAlias != nullptr) r.variant.aliases.push_back(V::kAlias);
-  return r;
+  return ranked_product<V>([](auto m, std::string name, std::string description) {
+    return make_backward<decltype(m)::value, V>(std::move(name), std::move(description));
+  });
 }
-
-// Each mutant of V, named kMutantPrefix + V's name + "." + the mutant's name (and aliased after
-// V's alias the same way).
-template <typename V, Mutant... Ms>
-void add_mutants(std::vector<Ranked>& out, MutantList<Ms...>) {
-  const std::string prefix(kMutantPrefix);
-  auto one = [&](auto m) {
-    constexpr Mutant M = decltype(m)::value;
-    Variant v = make_backward<M, V>(prefix + V::kName + "." + to_string(M), mutant_description(M));
-    if (V::kAlias != nullptr) v.aliases.push_back(prefix + V::kAlias + "." + to_string(M));
-    out.push_back(Ranked{V::kRank, std::move(v)});
-  };
-  (one(std::integral_constant<Mutant, Ms>{}), ...);
+template <typename V>
+void add_mutants(std::vector<Ranked>& out) {
+  ranked_mutants<V>(
+      out, typename V::Mutants{},
+      [](auto m, std::string name, std::string description) {
+        return make_backward<decltype(m)::value, V>(std::move(name), std::move(description));
+      },
+      [](Mutant m) { return std::string(mutant_description(m)); });
 }
 
 }  // namespace rmsnorm::cuda::bwd
@@ -104,5 +100,5 @@ void add_mutants(std::vector<Ranked>& out, MutantList<Ms...>) {
   }
 #define RMSNORM_BACKWARD_MUTANTS(V)                                                             \
   namespace rmsnorm::cuda {                                                                     \
-  void mutants_##V(std::vector<Ranked>& out) { bwd::add_mutants<bwd::V>(out, bwd::V::Mutants{}); } \
+  void mutants_##V(std::vector<Ranked>& out) { bwd::add_mutants<bwd::V>(out); }                  \
   }
