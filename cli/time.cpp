@@ -48,8 +48,9 @@ int run_time(const Args& args) {
     return cl.usage_exit("--op wants forward, add_forward, backward or add_backward, got '" + op + "'");
 
   std::vector<harness::Case> cases;
-  std::vector<oracle::ForwardCase> forward;
-  std::vector<oracle::BackwardCase> backward_cases;
+  // [0]: the warm-up cases, [1]: the timed ones.
+  std::vector<oracle::ForwardCase> forward[2];
+  std::vector<oracle::BackwardCase> backward_cases[2];
   // Cases [0, W) warm up, [W, W + N) are timed: the seeds run on across both.
   for (std::int64_t i = 0; i < warmup + calls; ++i) {
     char line[512];
@@ -64,11 +65,11 @@ int run_time(const Args& args) {
     if (backward) {
       oracle::BackwardCase b;
       if (!harness::backward_case(c, b, error)) return cl.usage_exit("cannot build the cases: " + error);
-      backward_cases.push_back(std::move(b));
+      backward_cases[i >= warmup].push_back(std::move(b));
     } else {
       oracle::ForwardCase f;
       if (!harness::forward_case(c, f, error)) return cl.usage_exit("cannot build the cases: " + error);
-      forward.push_back(std::move(f));
+      forward[i >= warmup].push_back(std::move(f));
     }
     cases.push_back(c);
   }
@@ -92,19 +93,17 @@ int run_time(const Args& args) {
     std::printf("%s %lld x %lld %s, %lld timed calls after %lld warm-up calls, each a case of its own, every one judged\n",
                 op.c_str(), static_cast<long long>(rows), static_cast<long long>(dim), type.c_str(),
                 static_cast<long long>(calls), static_cast<long long>(warmup));
-  // Cases [first, first + n) launched back to back, then judged.
-  const auto time_slice = [&](const rmsnorm::Variant& v, std::int64_t first, std::int64_t n) {
-    if (backward)
-      return harness::time_backward(
-          v, {backward_cases.begin() + first, backward_cases.begin() + first + n}, harness::Layout{});
-    return harness::time_forward(v, {forward.begin() + first, forward.begin() + first + n}, harness::Layout{});
+  // One set of cases (0: warm-up, 1: timed) launched back to back, then judged.
+  const auto time_set = [&](const rmsnorm::Variant& v, int set) {
+    return backward ? harness::time_backward(v, backward_cases[set], harness::Layout{})
+                    : harness::time_forward(v, forward[set], harness::Layout{});
   };
   for (const rmsnorm::Variant* v : variants) {
     harness::TimedRun t;
-    if (warmup > 0) t = time_slice(*v, 0, warmup);
+    if (warmup > 0) t = time_set(*v, 0);
     std::vector<harness::Outcome> outcomes = std::move(t.outcomes);
     if (t.status.ok()) {
-      t = time_slice(*v, warmup, calls);
+      t = time_set(*v, 1);
       outcomes.insert(outcomes.end(), t.outcomes.begin(), t.outcomes.end());
     }
     std::int64_t passed = 0;

@@ -40,6 +40,22 @@ inline std::int64_t chunked_per_thread(std::int64_t dim, std::int64_t lanes) {
   return best;
 }
 
+// The shape of a row sum over a block of `threads` threads whose partials meet in the block tree
+// (block_sum: a warp's 5 levels, then one per doubling of the warps): chunk c on thread
+// c % threads (chunked), or element j on thread j % threads (strided).
+inline AccumShape chunked_block_shape(std::int64_t dim, std::int64_t threads) {
+  AccumShape s;
+  s.per_thread = chunked_per_thread(dim, threads);
+  s.tree_depth = 5 + ceil_log2(threads / kWarp);
+  return s;
+}
+inline AccumShape strided_block_shape(std::int64_t dim, std::int64_t threads) {
+  AccumShape s;
+  s.per_thread = (dim + threads - 1) / threads;
+  s.tree_depth = 5 + ceil_log2(threads / kWarp);
+  return s;
+}
+
 inline Params make_params(const ForwardArgs& a) {
   Params p;
   p.x = a.x.data;

@@ -146,10 +146,7 @@ Status block_row_refuse(const ForwardArgs& a, const std::string& who) {
 inline AccumShape block_row_shape(std::int64_t dim) {
   // The same mapping and order in both forms (the stages change only when rows arrive).
   const RegsConfig c = block_row_config(dim);
-  AccumShape s;
-  s.per_thread = chunked_per_thread(dim, c.lanes);
-  s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
-  return s;
+  return chunked_block_shape(dim, c.lanes);
 }
 
 struct fwd_block_row_staged {

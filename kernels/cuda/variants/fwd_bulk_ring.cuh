@@ -425,10 +425,7 @@ struct fwd_bulk_ring {
 
   static AccumShape shape(std::int64_t dim) {
     // fwd.large_d's mapping and order (only the row's way into shared memory differs).
-    AccumShape s;
-    s.per_thread = chunked_per_thread(dim, kRingThreads);
-    s.tree_depth = 5 + ceil_log2(kRingThreads / kWarp);
-    return s;
+    return chunked_block_shape(dim, kRingThreads);
   }
 
   template <Mutant M>

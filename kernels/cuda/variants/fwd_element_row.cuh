@@ -259,10 +259,7 @@ Status element_row_refuse(const ForwardArgs& a, const std::string& who) {
 inline AccumShape element_row_shape(std::int64_t dim) {
   // The same mapping and order in both forms (only the row's trips to memory differ).
   const int b = element_threads(dim);
-  AccumShape s;
-  s.per_thread = (dim + b - 1) / b;
-  s.tree_depth = 5 + ceil_log2(b / kWarp);
-  return s;
+  return strided_block_shape(dim, b);
 }
 
 struct fwd_element_row_realigned {

@@ -295,12 +295,7 @@ struct fwd_large_d_pair {
   using Mutants = MutantList<Mutant::M1_padded_divisor, Mutant::M8_stride_ignored, Mutant::M9_tail_overread,
                              Mutant::M18_missing_barrier>;
 
-  static AccumShape shape(std::int64_t dim) {
-    AccumShape s;
-    s.per_thread = chunked_per_thread(dim, kSmemPairThreads);
-    s.tree_depth = 5 + ceil_log2(kSmemPairThreads / kWarp);
-    return s;
-  }
+  static AccumShape shape(std::int64_t dim) { return chunked_block_shape(dim, kSmemPairThreads); }
 
   template <Mutant M>
   static Status refuse(const ForwardArgs&, const std::string&) {
@@ -327,12 +322,7 @@ struct fwd_large_d {
                              Mutant::M11_offsets_32bit, Mutant::M13_fp8_via_bf16, Mutant::M18_missing_barrier,
                              Mutant::M19_misaligned_as_aligned>;
 
-  static AccumShape shape(std::int64_t dim) {
-    AccumShape s;
-    s.per_thread = chunked_per_thread(dim, kSmemThreads);
-    s.tree_depth = 5 + ceil_log2(kSmemThreads / kWarp);
-    return s;
-  }
+  static AccumShape shape(std::int64_t dim) { return chunked_block_shape(dim, kSmemThreads); }
 
   template <Mutant M>
   static Status refuse(const ForwardArgs&, const std::string&) {

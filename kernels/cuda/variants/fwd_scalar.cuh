@@ -108,10 +108,7 @@ struct fwd_scalar {
 
   static AccumShape shape(std::int64_t dim) {
     const int b = scalar_threads(dim);
-    AccumShape s;
-    s.per_thread = (dim + b - 1) / b;
-    s.tree_depth = 5 + ceil_log2(b / kWarp);
-    return s;
+    return strided_block_shape(dim, b);
   }
 
   template <Mutant M>

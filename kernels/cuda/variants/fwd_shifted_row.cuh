@@ -293,10 +293,7 @@ struct fwd_shifted_row {
   static AccumShape shape(std::int64_t dim) {
     // Σh² over column chunks, chunk c on thread c % lanes.
     const ShiftedConfig c = shifted_config(dim);
-    AccumShape s;
-    s.per_thread = chunked_per_thread(dim, c.lanes);
-    s.tree_depth = 5 + ceil_log2(c.lanes / kWarp);
-    return s;
+    return chunked_block_shape(dim, c.lanes);
   }
 
   template <Mutant M>
