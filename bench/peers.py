@@ -87,10 +87,12 @@ GPU host:  PYTHONPATH=.deps/pylib python3 bench/peers.py --quick --csv peers.csv
 which is capped at 60 s (--compile-budget): about 1.5-2 min with a cold compile cache, under 1 min
 with a warm one (Inductor's and Triton's on-disk caches, kept while the machine is); Liger's
 Triton kernels and QuACK's CuTe kernels compile on their first call at each shape, in the warm-up.
-The full sweep compiles ~300 graphs (5 ops x 60 shapes): split it across calls with --ops, or run
---peers eager (a few minutes) and --peers compile separately.
+The full sweep (rmsnorm-bench's: 96 bf16 shapes and 4 f16/f32 ones) compiles about 600 graphs
+(6 ops x 100 shapes): split it over runs with --ops or --peers, or run it again with --resume, which
+keeps the rows the CSV has and times only the missing ones.
 """
 import argparse
+import csv
 import ctypes
 import glob
 import importlib
@@ -113,8 +115,9 @@ PEERS = ["eager", "compile", "liger", "flashinfer", "quack"]
 LABELS = {"eager": ("torch.eager", "torch.eager_composed"), "compile": ("torch.compile",),
           "liger": ("liger.rms_norm",), "flashinfer": ("flashinfer.rmsnorm",), "quack": ("quack.rmsnorm",)}
 DTYPE_SIZE = {"bf16": 2, "f16": 2, "f32": 4}
-DEFAULT_ROWS = [1, 16, 64, 512, 4096, 8192, 32768]
-DEFAULT_DIMS = [128, 1025, 2048, 4096, 5120, 8192, 16384, 65536]
+# rmsnorm-bench's default sweep (bench/rmsnorm_bench.cu; python/tests/test_bench_peers.py checks it).
+DEFAULT_ROWS = [1, 16, 64, 512, 4096, 8192, 32768, 65536]
+DEFAULT_DIMS = [128, 1024, 1025, 2048, 4096, 5120, 5121, 8191, 8192, 16384, 32768, 65536]
 QUICK_SHAPES = [(8192, 4096), (32768, 4096), (32768, 8192), (8192, 16384), (8192, 65536), (32768, 1025)]
 # rmsnorm-bench's default sweep adds these fp16/fp32 shapes (8192 rows) to the bf16 sweep.
 EXTRA_DTYPES, EXTRA_DIMS, EXTRA_ROWS = ["f16", "f32"], [4096, 8192], 8192
@@ -618,7 +621,10 @@ def main():
                                     "run here is skipped with the reason)")
     ap.add_argument("--flashinfer-plugin", metavar="PATH",
                     help="libflashinfer_norm_plugin.so (default: the newest " + FLASHINFER_PLUGIN_GLOB + ")")
-    ap.add_argument("--csv", help="write the rows as CSV to this path")
+    ap.add_argument("--csv", help="write the rows as CSV to this path (row by row)")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --csv: keep the rows the file already has and time only the (op, dtype, R, D, "
+                         "label) it has no measured row for, appending (a sweep split over several runs)")
     ap.add_argument("--iters", type=int, default=50, help="timed calls per measurement (median; default 50)")
     ap.add_argument("--quick", action="store_true",
                     help="shapes " + ", ".join(f"{r}x{d}" for r, d in QUICK_SHAPES))
@@ -681,13 +687,18 @@ def main():
         shape_list += [(dt, EXTRA_ROWS, D) for dt in EXTRA_DTYPES for D in EXTRA_DIMS]
     cases = [(op, dt, R, D) for dt, R, D in shape_list for op in ops]
     # The CSV is written row by row, so that a run stopped by a time limit keeps what it measured.
-    csv_file = open(args.csv, "w") if args.csv else None
-    if csv_file:
-        csv_file.write(CSV_HEADER + "\n")
+    done = measured_keys(args.csv) if args.resume else set()
+    if done:
+        progress(f"--resume: {len(done)} measured rows in {args.csv} kept")
+    csv_file = None
+    if args.csv:
+        csv_file = open(args.csv, "a" if done else "w")
+        if not done:
+            csv_file.write(CSV_HEADER + "\n")
     results = []
     for n, (op, dt, R, D) in enumerate(cases):
         for peer in peers:
-            if peer.missing_op(op):
+            if peer.missing_op(op) or (op, dt, R, D, peer.label(op)) in done:
                 continue
             r = runner.run(op, dt, R, D, peer)
             results.append(r)
@@ -708,6 +719,20 @@ def main():
         print("peers.py: nothing could be measured (see the notes above)", file=sys.stderr)
         return 1
     return 0
+
+
+def measured_keys(path):
+    """(op, dtype, R, D, label) of every measured row of a CSV this script wrote; empty when the
+    file is absent or has another header (it is then written anew)."""
+    if not path or not os.path.exists(path):
+        return set()
+    with open(path, newline="") as f:
+        if f.readline().strip() != CSV_HEADER:
+            return set()
+        f.seek(0)
+        rows = list(csv.DictReader(f))
+    return {(r["op"], r["dtype"], int(r["rows"]), int(r["dim"]), r["variant"]) for r in rows
+            if not r["note"].startswith(("skipped", "failed")) and float(r["time_us"] or 0) > 0}
 
 
 class Case:

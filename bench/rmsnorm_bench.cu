@@ -186,9 +186,10 @@ struct Options {
   // Backward ops without dg (dx only, as for frozen weights): no partials, no column sum, and
   // none of their bytes in the model. Shows what the dg stages cost at a shape.
   bool no_dg = false;
-  // FP8 ops: the scale mode (--quant): dynamic per token (the default), static (a given scale of
-  // 1), or per block of 128 columns.
-  rmsnorm::Quant quant = rmsnorm::Quant::dynamic_token;
+  // FP8 ops: the scale modes (--quant), each timed as an op of its own: dynamic per token (op
+  // forward_quant), static (a given scale of 1: forward_quant.static) or per block of 128 columns
+  // (forward_quant.block). Empty: per token, and in the default sweep the FP8 forward per block too.
+  std::vector<rmsnorm::Quant> quants;
   // --lab: the lecture's eager chain, plain fused kernel and ours at one shape (Bench::run_lab).
   bool lab = false, json = false;
 };
@@ -235,8 +236,10 @@ void usage() {
       "  --dtype LIST         bf16,f16,f32 (default bf16 plus a few f16/f32 shapes)\n"
       "  --no-extra           no extra f16/f32 shapes (implied by --rows, --dims, --dtype, --quick)\n"
       "  --no-dg              backward ops: dx only (no dg, no workspace; the bytes model drops the partials)\n"
-      "  --quant MODE         FP8 ops' scale: token (dynamic per token, the default), static (a given 1)\n"
-      "                       or block (per block of 128 columns)\n"
+      "  --quant LIST         FP8 ops' scales, each timed as an op of its own: token (dynamic per token,\n"
+      "                       op forward_quant), static (a given 1: forward_quant.static), block (per\n"
+      "                       block of 128 columns: forward_quant.block); default token, and in the\n"
+      "                       default sweep the FP8 forward per block too\n"
       "  --iters N            timed repetitions per measurement (median; default 50)\n"
       "  --alloc cache|fresh  device buffers kept between shapes and reused (cache, the default) or\n"
       "                       a cudaMalloc / cudaFree per buffer (fresh: a shape right after a larger\n"
@@ -244,7 +247,8 @@ void usage() {
       "  --prelude KIND       before each variant's warm-up, one kernel on every SM that leaves its\n"
       "                       shared memory / L1 split as another kernel would: none (default),\n"
       "                       max-smem (the most shared memory a block may have, as a GEMM) or max-l1\n"
-      "  --csv PATH           also write the table as CSV\n"
+      "  --csv PATH           also write the table as CSV, a row as each is measured (an interrupted\n"
+      "                       run keeps the rows it measured)\n"
       "rmsnorm-bench --lab [--rows R] [--dims D] [--iters N] [--json]\n"
       "  the lecture's lab on bf16 rows (default R = 4096, D = 8192): the eager 8-kernel chain of\n"
       "  LlamaRMSNorm (36 bytes per element), a plain fused kernel and ours (4 bytes), each against a\n"
@@ -261,6 +265,17 @@ struct Result {
 
 bool is_forward_op(Op op) {
   return op == Op::forward || op == Op::add_forward || op == Op::forward_quant || op == Op::add_forward_quant;
+}
+
+bool is_quant_op(Op op) { return op == Op::forward_quant || op == Op::add_forward_quant; }
+
+// The op column of a row: the op's name, and for an FP8 op whose scale is not per token, the
+// scale mode after a dot (forward_quant.block, add_forward_quant.static).
+std::string op_label(Op op, rmsnorm::Quant q) {
+  std::string s = rmsnorm::to_string(op);
+  if (is_quant_op(op) && q == rmsnorm::Quant::per_block) s += ".block";
+  if (is_quant_op(op) && q == rmsnorm::Quant::static_scale) s += ".static";
+  return s;
 }
 
 double model_bytes(Op op, std::int64_t R, std::int64_t D, std::size_t xs, std::size_t ws) {
@@ -307,11 +322,14 @@ class Bench {
     device_ = prop.name;
     BENCH_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   }
-  ~Bench() { cudaStreamDestroy(stream_); }
+  ~Bench() {
+    close_csv();
+    cudaStreamDestroy(stream_);
+  }
 
-  void run_shape(Op op, DType t, std::int64_t R, std::int64_t D) {
+  void run_shape(Op op, DType t, std::int64_t R, std::int64_t D, rmsnorm::Quant qmode) {
     const std::size_t xs = rmsnorm::size_of(t);
-    const bool quant = op == Op::forward_quant || op == Op::add_forward_quant;
+    const bool quant = is_quant_op(op);
     const bool add = rmsnorm::has_residual(op);
     const DType yt = quant ? DType::e4m3 : t;
     const std::size_t act = static_cast<std::size_t>(R * D) * xs;
@@ -365,7 +383,7 @@ class Bench {
       a.g_type = t;
       a.rstd = static_cast<float*>(rstd.p);
       a.eps = 1e-6f;
-      a.quant = quant ? opt_.quant : rmsnorm::Quant::none;
+      a.quant = quant ? qmode : rmsnorm::Quant::none;
       a.scale = quant ? static_cast<float*>(scale.p) : nullptr;
       a.stream = stream_;
       return a;
@@ -394,7 +412,7 @@ class Bench {
     const bool graph = R <= 64;
     auto result_row = [&](const std::string& variant) {
       Result r;
-      r.op = rmsnorm::to_string(op);
+      r.op = op_label(op, qmode);
       r.dtype = rmsnorm::to_string(t);
       r.variant = variant;
       r.rows = R;
@@ -417,8 +435,7 @@ class Bench {
       if (!v) {
         Result r = result_row("-");
         r.note = "skipped: " + refusal;
-        results_.push_back(r);
-        print(r);
+        record(r);
         return;
       }
       variants.push_back(v);
@@ -440,8 +457,7 @@ class Bench {
       }
       if (!st.ok()) {
         r.note = std::string("skipped: ") + st.reason;
-        results_.push_back(r);
-        print(r);
+        record(r);
         continue;
       }
       r.bytes = model_bytes(op, R, D, xs, wsb);
@@ -460,8 +476,7 @@ class Bench {
       }
       BENCH_CUDA(cudaStreamSynchronize(stream_));
       BENCH_CUDA(cudaGetLastError());
-      results_.push_back(r);
-      print(r);
+      record(r);
     }
   }
 
@@ -520,17 +535,29 @@ class Bench {
     BENCH_CUDA(cudaStreamSynchronize(stream_));
   }
 
+  // A row of the table: printed, and appended to the CSV.
+  void record(const Result& r) {
+    print(r);
+    if (!csv_) return;
+    const bool ok = r.note.empty();
+    std::fprintf(csv_, "\"%s\",%s,%s,%lld,%lld,%s,%.0f,%.3f,%.1f,%.3f,%.1f,%.4f,%d,%.3f,%.3f,\"%s\"\n", device_.c_str(),
+                 r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.dim),
+                 r.variant.c_str(), r.bytes, r.us, ok ? r.bytes / (r.us * 1e3) : 0.0, r.copy_us,
+                 ok ? r.bytes / (r.copy_us * 1e3) : 0.0, ok ? r.copy_us / r.us : 0.0, r.graph ? 1 : 0, r.empty_us,
+                 r.empty_us > 0 ? r.us / r.empty_us : 0.0, r.note.c_str());
+    std::fflush(csv_);
+  }
+
   // A shape not run at all (e.g. it does not fit in device memory) still gets its row.
-  void skip(Op op, DType t, std::int64_t R, std::int64_t D, const std::string& reason) {
+  void skip(Op op, DType t, std::int64_t R, std::int64_t D, rmsnorm::Quant qmode, const std::string& reason) {
     Result r;
-    r.op = rmsnorm::to_string(op);
+    r.op = op_label(op, qmode);
     r.dtype = rmsnorm::to_string(t);
     r.variant = opt_.variant.empty() ? "-" : opt_.variant;
     r.rows = R;
     r.dim = D;
     r.note = "skipped: " + reason;
-    results_.push_back(r);
-    print(r);
+    record(r);
   }
 
   // True when --variant is not given or matches a device variant implementing `op`.
@@ -705,22 +732,18 @@ class Bench {
     std::printf("\n");
     std::fflush(stdout);
   }
-  void write_csv(const std::string& path) const {
-    FILE* f = std::fopen(path.c_str(), "w");
-    if (!f) {
-      std::fprintf(stderr, "cannot write %s\n", path.c_str());
-      return;
-    }
-    std::fprintf(f, "device,op,dtype,rows,dim,variant,bytes,time_us,gbps,copy_us,copy_gbps,ratio,graph,empty_us,x_empty,note\n");
-    for (const Result& r : results_) {
-      const bool ok = r.note.empty();
-      std::fprintf(f, "\"%s\",%s,%s,%lld,%lld,%s,%.0f,%.3f,%.1f,%.3f,%.1f,%.4f,%d,%.3f,%.3f,\"%s\"\n", device_.c_str(),
-                   r.op.c_str(), r.dtype.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.dim),
-                   r.variant.c_str(), r.bytes, r.us, ok ? r.bytes / (r.us * 1e3) : 0.0, r.copy_us,
-                   ok ? r.bytes / (r.copy_us * 1e3) : 0.0, ok ? r.copy_us / r.us : 0.0, r.graph ? 1 : 0, r.empty_us,
-                   r.empty_us > 0 ? r.us / r.empty_us : 0.0, r.note.c_str());
-    }
-    std::fclose(f);
+  // --csv: the header now, then each row as it is recorded (flushed), so that a run stopped by a
+  // time limit keeps every row it measured. False when the file cannot be written.
+  bool open_csv(const std::string& path) {
+    csv_ = std::fopen(path.c_str(), "w");
+    if (!csv_) return false;
+    std::fprintf(csv_, "device,op,dtype,rows,dim,variant,bytes,time_us,gbps,copy_us,copy_gbps,ratio,graph,empty_us,x_empty,note\n");
+    std::fflush(csv_);
+    return true;
+  }
+  void close_csv() {
+    if (csv_) std::fclose(csv_);
+    csv_ = nullptr;
   }
 
  private:
@@ -769,7 +792,7 @@ class Bench {
   int l2_ = 0;
   std::string device_;
   cudaStream_t stream_{};
-  std::vector<Result> results_;
+  FILE* csv_ = nullptr;
 };
 
 }  // namespace
@@ -815,13 +838,14 @@ int main(int argc, char** argv) {
     else if (a == "--json") o.json = true;
     else if (a == "--no-dg") o.no_dg = true;
     else if (a == "--quant") {
-      const std::string q = next();
-      if (q == "token") o.quant = rmsnorm::Quant::dynamic_token;
-      else if (q == "static") o.quant = rmsnorm::Quant::static_scale;
-      else if (q == "block") o.quant = rmsnorm::Quant::per_block;
-      else {
-        std::fprintf(stderr, "rmsnorm-bench: --quant takes token, static or block, not '%s'\n", q.c_str());
-        return 1;
+      for (const std::string& q : split(next())) {
+        if (q == "token") o.quants.push_back(rmsnorm::Quant::dynamic_token);
+        else if (q == "static") o.quants.push_back(rmsnorm::Quant::static_scale);
+        else if (q == "block") o.quants.push_back(rmsnorm::Quant::per_block);
+        else {
+          std::fprintf(stderr, "rmsnorm-bench: --quant takes token, static or block (comma-separated), not '%s'\n", q.c_str());
+          return 1;
+        }
       }
     }
     else if (a == "--alloc") {
@@ -862,8 +886,15 @@ int main(int argc, char** argv) {
   }
   Pool::get().caching = !o.fresh_alloc;
   if (o.lab) return Bench(o).run_lab(o.rows.empty() ? 4096 : o.rows[0], o.dims.empty() ? 8192 : o.dims[0], o.json);
-  if (o.rows.empty()) o.rows = o.quick ? std::vector<std::int64_t>{1, 64, 8192} : std::vector<std::int64_t>{1, 16, 64, 512, 4096, 8192, 32768};
-  if (o.dims.empty()) o.dims = o.quick ? std::vector<std::int64_t>{128, 4096, 8192} : std::vector<std::int64_t>{128, 1025, 2048, 4096, 5120, 8192, 16384, 65536};
+  // The default sweep: the small-R rows (graph replay) and R = 512-65536 against D = 1024-65536
+  // with the odd widths 1025, 5121 and 8191 (docs/performance.md's targets are set over it).
+  const bool untouched = !o.quick && o.rows.empty() && o.dims.empty() && o.dtypes.empty() && o.ops.empty();
+  if (o.rows.empty())
+    o.rows = o.quick ? std::vector<std::int64_t>{1, 64, 8192}
+                     : std::vector<std::int64_t>{1, 16, 64, 512, 4096, 8192, 32768, 65536};
+  if (o.dims.empty())
+    o.dims = o.quick ? std::vector<std::int64_t>{128, 4096, 8192}
+                     : std::vector<std::int64_t>{128, 1024, 1025, 2048, 4096, 5120, 5121, 8191, 8192, 16384, 32768, 65536};
   if (o.dtypes.empty()) o.dtypes = {DType::bf16};
   std::vector<Op> ops;
   if (o.ops.empty()) {
@@ -875,7 +906,18 @@ int main(int argc, char** argv) {
       ops.push_back(op);
     }
   }
+  // The scale modes of each FP8 op (one per row of the table).
+  auto quants_of = [&](Op op) -> std::vector<rmsnorm::Quant> {
+    if (!is_quant_op(op)) return {rmsnorm::Quant::none};
+    if (!o.quants.empty()) return o.quants;
+    if (untouched && op == Op::forward_quant) return {rmsnorm::Quant::dynamic_token, rmsnorm::Quant::per_block};
+    return {rmsnorm::Quant::dynamic_token};
+  };
   Bench b(o);
+  if (!o.csv.empty() && !b.open_csv(o.csv)) {
+    std::fprintf(stderr, "rmsnorm-bench: cannot write %s\n", o.csv.c_str());
+    return 1;
+  }
   b.header();
   std::size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
@@ -884,23 +926,26 @@ int main(int argc, char** argv) {
       std::printf("%-18s no device variant matching '%s' implements it\n", rmsnorm::to_string(op), o.variant.c_str());
       continue;
     }
-    for (DType t : o.dtypes)
-      for (std::int64_t R : o.rows)
-        for (std::int64_t D : o.dims) {
-          const double need = static_cast<double>(R) * D * 4 * 4;  // worst case: fp32, 4 tensors
-          if (need > 0.8 * static_cast<double>(free_b)) {
-            char why[96];
-            std::snprintf(why, sizeof why, "needs ~%.1f GiB, %.1f GiB free", need / 1073741824.0, static_cast<double>(free_b) / 1073741824.0);
-            b.skip(op, t, R, D, why);
-            continue;
+    for (rmsnorm::Quant q : quants_of(op)) {
+      for (DType t : o.dtypes)
+        for (std::int64_t R : o.rows)
+          for (std::int64_t D : o.dims) {
+            const double need = static_cast<double>(R) * D * 4 * 4;  // worst case: fp32, 4 tensors
+            if (need > 0.8 * static_cast<double>(free_b)) {
+              char why[96];
+              std::snprintf(why, sizeof why, "needs ~%.1f GiB, %.1f GiB free", need / 1073741824.0,
+                            static_cast<double>(free_b) / 1073741824.0);
+              b.skip(op, t, R, D, q, why);
+              continue;
+            }
+            b.run_shape(op, t, R, D, q);
           }
-          b.run_shape(op, t, R, D);
-        }
-    if (o.extra_dtypes && !o.quick) {
-      for (DType t : {DType::f16, DType::f32})
-        for (std::int64_t D : {4096, 8192}) b.run_shape(op, t, 8192, D);
+      if (o.extra_dtypes && !o.quick) {
+        for (DType t : {DType::f16, DType::f32})
+          for (std::int64_t D : {4096, 8192}) b.run_shape(op, t, 8192, D, q);
+      }
     }
   }
-  if (!o.csv.empty()) b.write_csv(o.csv);
+  b.close_csv();
   return 0;
 }

@@ -10,7 +10,7 @@ OUT=${OUT:-/tmp/gpu-out}; mkdir -p "$OUT"
 declare -A PREEXISTING
 for f in "$OUT"/* "$OUT"/.[!.]*; do [ -e "$f" ] && PREEXISTING[$(basename "$f")]=1; done
 LOGS_TGZ=logs.tgz; [ -n "${PREEXISTING[logs.tgz]:-}" ] && LOGS_TGZ=gpu_session_logs.tgz
-STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, packed, props, fuzz, bench_ab, peers, profile
+STEPS=${*:-build tests corpus certify mutants sanitize sass bench}  # also: shards, packed, props, fuzz, bench_ab, peers, doc, profile
 # Every Catch2 run given test names runs with -w NoTests: a filter that matches nothing fails
 # (exit 2) instead of passing with "No tests ran" (Catch2 v2 ANDs test specs given as separate
 # arguments; alternatives go comma-separated in one).
@@ -232,7 +232,9 @@ if has sass; then
 fi
 if has bench && [ -x $B/bench/rmsnorm-bench ]; then
   step bench
-  timeout 300 $B/bench/rmsnorm-bench ${BENCH_ARGS:-} --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1; RESULT[bench]=$?
+  # The default sweep (96 bf16 shapes, the FP8 forward per token and per block): the CSV is
+  # written row by row, so a run stopped by BENCH_TIMEOUT keeps what it measured.
+  timeout ${BENCH_TIMEOUT:-1800} $B/bench/rmsnorm-bench ${BENCH_ARGS:-} --csv "$OUT/bench.csv" > "$OUT/bench.log" 2>&1; RESULT[bench]=$?
   tail -60 "$OUT/bench.log"
   command -v python3 > /dev/null && python3 scripts/bench_table.py "$OUT/bench.csv" | tee "$OUT/bench_table.txt"
   if [ -n "${BENCH2_ARGS:-}" ]; then  # a second run (e.g. named variants side by side): bench2.csv
@@ -266,14 +268,30 @@ fi
 if has peers; then
   step peers
   # The peers (bench/peers.py: PyTorch eager and torch.compile; Liger-Kernel from .deps/pylib; the
-  # FlashInfer plugin of this build; QuACK where importable; each missing one skipped with its
-  # reason) beside their own same-run copy, then the table of ours against the best peer per shape
-  # (our bench.csv from the bench step, when present).
+  # FlashInfer plugin of this build; QuACK from .deps/quack (scripts/quack_site.sh's two parts,
+  # put together here) or wherever it is importable; each missing one skipped with its reason)
+  # beside their own same-run copy, then the table of ours against the best peer per shape (our
+  # bench.csv from the bench step, when present). PEERS_ARGS: default rmsnorm-bench's sweep
+  # (--quick: 6 shapes); with --resume an existing $OUT/peers.csv keeps its rows.
   fi_plugin=$B/adapters/libflashinfer_norm_plugin.so; pylib=$( [ -d .deps/pylib ] && echo "$PWD/.deps/pylib" )
-  PYTHONPATH=$pylib${pylib:+${PYTHONPATH:+:}}${PYTHONPATH:-} timeout ${PEERS_TIMEOUT:-300} python3 bench/peers.py ${PEERS_ARGS:---quick} \
+  if [ -f .deps/quack/part1/ir.so.xz ] && [ -f .deps/quack/part2/rt.so.xz ]; then
+    qpath=$(scripts/quack_site.sh unpack "$PWD/.deps/quack/site" .deps/quack/part1 .deps/quack/part2 2> "$OUT/quack_site.log") \
+      && pylib=$pylib${pylib:+:}$qpath || echo "QuACK not put together: $(tail -1 "$OUT/quack_site.log")"
+  fi
+  PYTHONPATH=$pylib${pylib:+${PYTHONPATH:+:}}${PYTHONPATH:-} timeout ${PEERS_TIMEOUT:-3600} python3 bench/peers.py ${PEERS_ARGS:-} \
     $( [ -f "$fi_plugin" ] && echo --flashinfer-plugin "$fi_plugin" ) --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
   tail -40 "$OUT/peers.log"
   [ -f "$OUT/bench.csv" ] && python3 scripts/bench_table.py "$OUT/bench.csv" "$OUT/peers.csv" | tee "$OUT/peers_table.txt"
+fi
+if has doc && [ -f "$OUT/bench.csv" ]; then
+  step doc
+  # docs/performance.md's generated part from this run's CSVs (its "why" table attached to every
+  # miss); the rewritten doc is also left under $OUT.
+  about="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), CUDA $(nvcc --version | sed -n 's/.*release \([0-9.]*\).*/\1/p')"
+  about="$about, commit ${RMSNORM_SOURCE_COMMIT:-$(git rev-parse --short HEAD 2> /dev/null || echo unknown)}, $(date -u +%Y-%m-%d)"
+  python3 scripts/bench_table.py --doc docs/performance.md --about "$about" \
+    "$OUT/bench.csv" $( [ -f "$OUT/peers.csv" ] && echo "$OUT/peers.csv") | tee "$OUT/doc.txt"; RESULT[doc]=${PIPESTATUS[0]}
+  cp docs/performance.md "$OUT/performance.md"
 fi
 # Bandwidth-vs-D plots and ratio heat maps of whatever CSVs the run wrote (needs matplotlib).
 if [ -f "$OUT/bench.csv" ] && python3 -c "import matplotlib" 2> /dev/null; then
@@ -298,14 +316,14 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
 fi
 step summary
 for k in "${!RESULT[@]}"; do printf "%-20s rc=%s\n" "$k" "${RESULT[$k]}"; done | sort | tee "$OUT/summary.txt"
-# Pack this script's logs into one archive ($LOGS_TGZ), keeping summary.txt, bench.csv, peers.csv
-# and sass.txt.gz beside it and whatever $OUT held before.
+# Pack this script's logs into one archive ($LOGS_TGZ), keeping summary.txt, bench.csv, peers.csv,
+# performance.md and sass.txt.gz beside it and whatever $OUT held before.
 (
   cd "$OUT" || exit 0
   packed=()
   for f in * .[!.]*; do
     [ -e "$f" ] || continue
-    case "$f" in "$LOGS_TGZ" | summary.txt | bench.csv | peers.csv | sass.txt.gz) continue ;; esac
+    case "$f" in "$LOGS_TGZ" | summary.txt | bench.csv | peers.csv | performance.md | sass.txt.gz) continue ;; esac
     [ -n "${PREEXISTING[$f]:-}" ] && continue
     packed+=("$f")
   done

@@ -285,6 +285,97 @@ with tempfile.TemporaryDirectory() as tmp:
     summary = out.split("beside the peers")[0]
     check("liger" not in summary and "torch" not in summary, "peer rows are not summarized as ours")
 
+# --- the sweep, the targets and the generated part of docs/performance.md ------------------------
+import re
+with open(os.path.join(ROOT, "bench", "rmsnorm_bench.cu")) as f:
+    bench_src = f.read()
+
+
+def cxx_list(name):
+    m = re.search(r"o\.%s = o\.quick \? std::vector<std::int64_t>\{[^}]*\}\s*: std::vector<std::int64_t>\{([^}]*)\}" % name,
+                  bench_src)
+    return [int(v) for v in m.group(1).split(",")] if m else None
+
+
+check(cxx_list("rows") == peers.DEFAULT_ROWS and cxx_list("dims") == peers.DEFAULT_DIMS,
+      f"peers.py's default sweep is rmsnorm-bench's ({cxx_list('rows')} x {cxx_list('dims')})")
+check({1025, 5121, 8191} <= set(peers.DEFAULT_DIMS) and 65536 in peers.DEFAULT_ROWS and 512 in peers.DEFAULT_ROWS,
+      "the default sweep holds the odd widths and R = 512-65536")
+
+
+def row(op, R, D, ratio, variant="fwd.block_row", graph=0, bytes_=1.0e8, t=10.0, note=""):
+    return (f'H200,{op},bf16,{R},{D},{variant},{bytes_:.0f},{t},1,{t * ratio},1,{ratio},{graph},'
+            f'{"0.8" if graph else "-1"},{"3.0" if graph else "0"},"{note}"')
+
+
+MD_OURS = [
+    row("forward", 8192, 4096, 0.99), row("forward", 8192, 8192, 0.96), row("forward", 32768, 1025, 0.80, "fwd.shifted_row"),
+    row("forward", 512, 1024, 0.40),  # outside the region (R*D < 2^25): no target
+    row("forward_quant", 8192, 4096, 0.60), row("forward_quant.block", 8192, 4096, 0.90),
+    row("add_forward", 8192, 4096, 0.97), row("backward", 32768, 1025, 0.86, "bwd.packed_rows"),
+    row("forward", 1, 4096, 0.70, graph=1), row("backward", 1, 4096, 0.55, "bwd.staged_rows", graph=1),
+]
+MD_PEERS = [row("add_forward", 8192, 4096, 0.99, "torch.compile"), row("forward", 8192, 4096, 0.90, "liger.rms_norm")]
+fwd_median = next(t for t in table.TARGETS if t.name.startswith("forward, median"))
+with tempfile.TemporaryDirectory() as tmp:
+    b, p = os.path.join(tmp, "bench.csv"), os.path.join(tmp, "peers.csv")
+    with open(b, "w") as f:
+        f.write("\n".join([HEADER] + MD_OURS) + "\n")
+    with open(p, "w") as f:
+        f.write("\n".join([HEADER] + MD_PEERS) + "\n")
+    ours, prs = table.read_rows([b, p])
+    n, met, med, _ = table.evaluate(fwd_median, ours)
+    check(n == 3 and met == 0 and abs(med - 0.96) < 1e-9, f"forward median over the region's 3 shapes ({n}, {med})")
+    odd = next(t for t in table.TARGETS if t.name == "odd widths, forward")
+    n, met, _m, misses = table.evaluate(odd, ours)
+    check(n == 1 and met == 0 and misses[0][1:3] == (32768, 1025), "odd widths: 32768 x 1025 misses 0.85")
+    blk = next(t for t in table.TARGETS if t.name == "FP8 forward per block")
+    check(table.evaluate(blk, ours)[:2] == (1, 1), "the per-block FP8 forward is its own op and meets 0.85")
+    small_b = next(t for t in table.TARGETS if t.name.endswith("backward") and t.where == "small")
+    check(table.evaluate(small_b, ours)[:2] == (1, 1), "R <= 64 backward: 0.55 of the copy meets 0.50")
+    doc = os.path.join(tmp, "perf.md")
+    with open(doc, "w") as f:
+        f.write("# P\n\nprose kept\n\n" + table.BEGIN + "\nold table\n" + table.END + "\n\n" + table.WHY_HEADING
+                + "\n\n| against | op | R | D | why |\n| --- | --- | --- | --- | --- |\n"
+                + "| copy | * | 32768+ | 1025 | issue-bound (measured) |\n"
+                + "| peer | add_forward | 4096-8192 | * | compile's fused kernel (measured) |\n")
+    r = subprocess.run([sys.executable, TABLE_PY, "--doc", doc, "--about", "test run", b, p], capture_output=True, text=True)
+    text = open(doc).read()
+    check(r.returncode == 0 and "old table" not in text and "prose kept" in text and "issue-bound (measured) |" in text,
+          f"--doc rewrites between the markers only ({r.stderr.strip()[-200:]})")
+    gen = text.split(table.BEGIN)[1].split(table.END)[0]
+    check("Run: test run." in gen and "| 32768 x 1025 |" in gen and "512 x 1024" not in gen.split("### Small R")[0],
+          "the region table: region shapes only, with the run's line")
+    misses_part = gen.split("### Misses")[1]
+    miss_lines = [v for v in misses_part.splitlines() if v.startswith("| ") and not v.startswith("| target")]
+    check(any("32768 x 1025" in v and "issue-bound" in v for v in miss_lines), "a miss gets the why row that covers it")
+    check(any("add_forward" in v and "compile's fused kernel" in v for v in miss_lines), "a peer miss gets its peer row")
+    check(any("| forward_quant | 8192 x 4096 |" in v and "**unexplained**" in v for v in miss_lines),
+          "a miss no row covers is unexplained")
+    # Unexplained: the forward median, the FP8 forward per token, R = 1 forward at 0.70 (the odd-width
+    # and peer misses have rows).
+    check("3 miss(es) without a why row" in r.stdout, f"the count of unexplained misses ({r.stdout.strip()})")
+    check(not any("liger" in v for v in miss_lines), "ours ahead of a peer is no miss")
+    r = subprocess.run([sys.executable, TABLE_PY, "--doc", os.path.join(tmp, "bench.csv"), b], capture_output=True, text=True)
+    check(r.returncode != 0 and "markers" in (r.stderr + r.stdout), "--doc on a file without the markers is refused")
+    # --resume: the measured rows of a CSV peers.py wrote; a failed or skipped row is timed again.
+    with open(p, "a") as f:
+        f.write(row("backward", 8192, 4096, 0, "quack.rmsnorm", note="failed: x") + "\n")
+    keys = peers.measured_keys(p)
+    check(("add_forward", "bf16", 8192, 4096, "torch.compile") in keys and not any(k[4] == "quack.rmsnorm" for k in keys),
+          "--resume keeps the measured rows only")
+    check(peers.measured_keys(b + ".absent") == set(), "--resume on no file starts afresh")
+
+with open(os.path.join(ROOT, "docs", "performance.md")) as f:
+    perf_doc = f.read()
+check(perf_doc.count(table.BEGIN) == 1 and perf_doc.count(table.END) == 1 and perf_doc.index(table.BEGIN) < perf_doc.index(table.END),
+      "docs/performance.md has one generated part between the markers")
+whys = table.why_rows(perf_doc)
+why_section = perf_doc.split(table.WHY_HEADING, 1)[1].split("\n## ", 1)[0]
+check(len(whys) >= 1 and len(whys) == sum(1 for v in why_section.splitlines() if v.startswith("| ") and not v.startswith("| against")
+                                          and not v.startswith("| ---")), f"every row of the doc's why table parses ({len(whys)})")
+check(all(w[0] in ("copy", "peer", "*") for w in whys), "each why row is against copy, peer or *")
+
 # --- the command line without PyTorch or a device ------------------------------------------------
 r = subprocess.run([sys.executable, PEERS_PY, "--help"], capture_output=True, text=True)
 check(r.returncode == 0 and "--flashinfer-plugin" in r.stdout and "liger" in r.stdout, "--help")
