@@ -294,6 +294,24 @@ def _shape(R, D):
     return f"{R} x {D}"
 
 
+def _grid(w, heading, note, shapes, ops, best, cell, footer=None):
+    """A table of our bf16 rows: a line per (R, D) of shapes, a column per op, cell(op, row)."""
+    if not shapes:
+        return
+    w(f"### {heading}")
+    w("")
+    w(note)
+    w("")
+    w("| R x D | " + " | ".join(ops) + " |")
+    w("| --- |" + " --- |" * len(ops))
+    for R, D in shapes:
+        cells = [cell(op, best[(op, "bf16", R, D)]) if (op, "bf16", R, D) in best else "-" for op in ops]
+        w(f"| {_shape(R, D)} | " + " | ".join(cells) + " |")
+    if footer:
+        w(footer())
+    w("")
+
+
 def markdown(ours, peers, about, whys):
     out = []
     w = out.append
@@ -334,45 +352,25 @@ def markdown(ours, peers, about, whys):
     ops = sorted({k[0] for k in best}, key=_op_rank)
     each_bound = {op: t.bound for t in TARGETS if not t.median and t.where == "region" for op in t.ops}
     region = sorted({(k[2], k[3]) for k in best if k[1] == "bf16" and in_region(k[2], k[3])})
-    if region:
-        w("### Ours against the copy (bf16, R >= 512, R·D >= 2^25, 1024 <= D <= 65536)")
-        w("")
-        w("Each cell: copy time / kernel time, same run; ✗: below that op's per-shape target.")
-        w("")
-        w("| R x D | " + " | ".join(ops) + " |")
-        w("| --- |" + " --- |" * len(ops))
-        for R, D in region:
-            cells = []
-            for op in ops:
-                r = best.get((op, "bf16", R, D))
-                if r is None:
-                    cells.append("-")
-                    continue
-                x = float(r["ratio"])
-                cells.append(f"{x:.3f}" + (" ✗" if op in each_bound and x < each_bound[op] else ""))
-            w(f"| {_shape(R, D)} | " + " | ".join(cells) + " |")
+    def ratio_cell(op, r):
+        x = float(r["ratio"])
+        return f"{x:.3f}" + (" ✗" if op in each_bound and x < each_bound[op] else "")
+
+    def median_row():
         meds = []
         for op in ops:
             v = [float(best[(op, "bf16", R, D)]["ratio"]) for R, D in region if (op, "bf16", R, D) in best]
             meds.append(f"**{statistics.median(v):.3f}**" if v else "-")
-        w("| **median** | " + " | ".join(meds) + " |")
-        w("")
+        return "| **median** | " + " | ".join(meds) + " |"
+
+    _grid(w, "Ours against the copy (bf16, R >= 512, R·D >= 2^25, 1024 <= D <= 65536)",
+          "Each cell: copy time / kernel time, same run; ✗: below that op's per-shape target.",
+          region, ops, best, ratio_cell, median_row)
     small = sorted({(k[2], k[3]) for k, r in best.items() if k[1] == "bf16" and r.get("graph") == "1"})
-    if small:
-        w("### Small R (bf16, CUDA graph replay)")
-        w("")
-        w("Each cell: copy time / kernel time, the copy of the same bytes replayed the same way; in brackets "
-          "the kernel's time over an empty kernel's in the same graph.")
-        w("")
-        w("| R x D | " + " | ".join(ops) + " |")
-        w("| --- |" + " --- |" * len(ops))
-        for R, D in small:
-            cells = []
-            for op in ops:
-                r = best.get((op, "bf16", R, D))
-                cells.append("-" if r is None else f"{float(r['ratio']):.2f} ({float(r['x_empty']):.1f}x)")
-            w(f"| {_shape(R, D)} | " + " | ".join(cells) + " |")
-        w("")
+    _grid(w, "Small R (bf16, CUDA graph replay)",
+          "Each cell: copy time / kernel time, the copy of the same bytes replayed the same way; in brackets "
+          "the kernel's time over an empty kernel's in the same graph.",
+          small, ops, best, lambda op, r: f"{float(r['ratio']):.2f} ({float(r['x_empty']):.1f}x)")
     if shared:
         w("### Beside the peers")
         w("")

@@ -256,12 +256,19 @@ PEER_ROWS = [
     'H200,forward,bf16,8192,4096,quack.rmsnorm,134217728,0,0,0,0,0,0,-1,0,"failed: x"',
     'H200,backward,bf16,8192,4096,liger.rms_norm,201326592,70.0,2876,42.0,4794,0.60,0,-1,0,""',
 ]
+
+
+def csv_pair(tmp, ours, theirs):
+    """bench.csv and peers.csv under tmp with these rows (CSV lines) below the header."""
+    paths = os.path.join(tmp, "bench.csv"), os.path.join(tmp, "peers.csv")
+    for path, lines in zip(paths, (ours, theirs)):
+        with open(path, "w") as f:
+            f.write("\n".join([HEADER] + lines) + "\n")
+    return paths
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    ours_csv, peers_csv = os.path.join(tmp, "bench.csv"), os.path.join(tmp, "peers.csv")
-    with open(ours_csv, "w") as f:
-        f.write("\n".join([HEADER] + OURS) + "\n")
-    with open(peers_csv, "w") as f:
-        f.write("\n".join([HEADER] + PEER_ROWS) + "\n")
+    ours_csv, peers_csv = csv_pair(tmp, OURS, PEER_ROWS)
     r = subprocess.run([sys.executable, TABLE_PY, ours_csv, peers_csv], capture_output=True, text=True)
     out = r.stdout
     check(r.returncode == 0, f"bench_table.py runs ({r.stderr.strip()[-300:]})")
@@ -318,11 +325,7 @@ MD_OURS = [
 MD_PEERS = [row("add_forward", 8192, 4096, 0.99, "torch.compile"), row("forward", 8192, 4096, 0.90, "liger.rms_norm")]
 fwd_median = next(t for t in table.TARGETS if t.name.startswith("forward, median"))
 with tempfile.TemporaryDirectory() as tmp:
-    b, p = os.path.join(tmp, "bench.csv"), os.path.join(tmp, "peers.csv")
-    with open(b, "w") as f:
-        f.write("\n".join([HEADER] + MD_OURS) + "\n")
-    with open(p, "w") as f:
-        f.write("\n".join([HEADER] + MD_PEERS) + "\n")
+    b, p = csv_pair(tmp, MD_OURS, MD_PEERS)
     ours, prs = table.read_rows([b, p])
     n, met, med, _ = table.evaluate(fwd_median, ours)
     check(n == 3 and met == 0 and abs(med - 0.96) < 1e-9, f"forward median over the region's 3 shapes ({n}, {med})")
