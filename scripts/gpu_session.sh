@@ -28,7 +28,9 @@ has() { [[ " $STEPS " == *" $1 "* ]]; }
 if has build; then
   step build
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
-  cmake --preset gpu > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
+  # FlashInfer's headers, where carried (docs/performance.md, "The peers"): its plugin is built too.
+  cmake --preset gpu $( [ -d .deps/flashinfer/include ] && echo "-DFLASHINFER_INCLUDE_DIR=$PWD/.deps/flashinfer/include" ) \
+    > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   cmake --build --preset gpu -j $(nproc) ${TARGETS:+--target $TARGETS} > "$OUT/build.log" 2>&1; RESULT[build]=$?
   grep -E "error|warning" "$OUT/build.log" | head -30
 fi
