@@ -6,6 +6,10 @@
 // Inputs are checked too: a variant must never write its inputs (except x under fused add).
 #include "harness/run.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -125,6 +129,101 @@ class DevicePool {
 };
 #endif
 
+// Host images of kHostBlockMin bytes or more (a case whose rows lie 2^31 elements apart, P18,
+// has images of 4-8 GiB) are mapped memory kept for the next image of about the same size: the
+// first touch of a fresh mapping costs the kernel a page fault per page (about 10 times the cost
+// of writing the poison again), and those cases come many at a time. Asked for transparent huge
+// pages. At most kHostPoolBlocks blocks are kept, and at most a quarter of the machine's memory
+// (24 GiB at most), so that a check of the free memory (P18 on the host) still finds room; smaller
+// images are vectors. Never unmapped at exit.
+class HostPool {
+ public:
+  static constexpr std::size_t kHostBlockMin = std::size_t{64} << 20;
+  static HostPool& get() {
+    static HostPool* pool = new HostPool;  // leaked on purpose, as DevicePool
+    return *pool;
+  }
+  // A block of at least `bytes` (its size in `size`), or nullptr when the system has none.
+  unsigned char* take(std::size_t bytes, std::size_t& size) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // The smallest kept block that fits and wastes at most a quarter of itself.
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->second >= bytes && it->second - bytes <= it->second / 4 && (best == free_.end() || it->second < best->second))
+          best = it;
+      if (best != free_.end()) {
+        unsigned char* p = best->first;
+        size = best->second;
+        held_ -= size;
+        free_.erase(best);
+        return p;
+      }
+    }
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    (void)madvise(p, bytes, MADV_HUGEPAGE);  // a hint: without it the pages are 4 KiB
+    size = bytes;
+    return static_cast<unsigned char*>(p);
+  }
+  void give(unsigned char* p, std::size_t size) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (free_.size() < kHostPoolBlocks && held_ + size <= max_held_) {
+        free_.emplace_back(p, size);
+        held_ += size;
+        return;
+      }
+    }
+    munmap(p, size);
+  }
+
+ private:
+  static constexpr std::size_t kHostPoolBlocks = 4;
+  static std::size_t quarter_of_memory() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const std::size_t quarter = pages > 0 && page > 0 ? static_cast<std::size_t>(pages) * static_cast<std::size_t>(page) / 4 : 0;
+    return std::min(quarter, std::size_t{24} << 30);
+  }
+  const std::size_t max_held_ = quarter_of_memory();
+  std::mutex mu_;
+  std::vector<std::pair<unsigned char*, std::size_t>> free_;
+  std::size_t held_ = 0;
+};
+
+// `n` bytes of poison from p, in parallel for large images (a first touch of fresh pages is
+// the kernel's work per page, which threads share).
+void poison(unsigned char* p, std::size_t n) {
+  constexpr std::size_t kChunk = std::size_t{16} << 20;
+  const auto chunks = static_cast<std::int64_t>((n + kChunk - 1) / kChunk);
+#pragma omp parallel for schedule(static) if (chunks > 4)
+  for (std::int64_t k = 0; k < chunks; ++k) {
+    const std::size_t from = static_cast<std::size_t>(k) * kChunk;
+    std::memset(p + from, kPoisonByte, std::min(kChunk, n - from));
+  }
+}
+
+// The first byte of [p + from, p + to) that is not poison, or -1: compared a block at a time
+// against a block of poison (the library's vectorized memcmp), blocks in parallel for large spans.
+std::int64_t first_not_poison(const unsigned char* p, std::int64_t from, std::int64_t to) {
+  constexpr std::int64_t kBlock = 64 << 10;
+  static const std::vector<unsigned char> pattern(static_cast<std::size_t>(kBlock), kPoisonByte);
+  if (to <= from) return -1;
+  const std::int64_t blocks = (to - from + kBlock - 1) / kBlock;
+  std::int64_t first_bad_block = blocks;
+#pragma omp parallel for schedule(static) reduction(min : first_bad_block) if (blocks > 64)
+  for (std::int64_t b = 0; b < blocks; ++b) {
+    const std::int64_t lo = from + b * kBlock, n = std::min(kBlock, to - lo);
+    if (b < first_bad_block && std::memcmp(p + lo, pattern.data(), static_cast<std::size_t>(n)) != 0)
+      first_bad_block = b;
+  }
+  if (first_bad_block == blocks) return -1;
+  const std::int64_t lo = from + first_bad_block * kBlock, hi = std::min(lo + kBlock, to);
+  for (std::int64_t i = lo; i < hi; ++i)
+    if (p[i] != kPoisonByte) return i;
+  return -1;
+}
+
 // One guarded buffer: a host image and, for device variants, its device twin.
 class Region {
  public:
@@ -135,12 +234,19 @@ class Region {
     const std::uint64_t span = rmsnorm::span_bytes(rows, dim, stride, rmsnorm::size_of(type));
     lead_ = kGuardBytes + offset_;
     total_ = static_cast<std::size_t>(lead_ + static_cast<std::int64_t>(span) + kGuardBytes);
-    // Over-allocate so the host image can start on a kAlign boundary like cudaMalloc's.
-    storage_.assign(total_ + kAlign, kPoisonByte);
-    const auto base = reinterpret_cast<std::uintptr_t>(storage_.data());
-    host_ = storage_.data() + (kAlign - base % kAlign) % kAlign;
+    if (total_ >= HostPool::kHostBlockMin) mapped_ = HostPool::get().take(total_, mapped_size_);
+    if (mapped_) {
+      host_ = mapped_;  // page-aligned
+      poison(host_, total_);
+    } else {
+      // Over-allocate so the host image can start on a kAlign boundary like cudaMalloc's.
+      storage_.assign(total_ + kAlign, kPoisonByte);
+      const auto base = reinterpret_cast<std::uintptr_t>(storage_.data());
+      host_ = storage_.data() + (kAlign - base % kAlign) % kAlign;
+    }
   }
   ~Region() {
+    if (mapped_) HostPool::get().give(mapped_, mapped_size_);
 #if RMSNORM_HAVE_CUDA
     if (device_) {
       PhaseClock clock(Phase::device_memory);
@@ -206,11 +312,7 @@ class Region {
   // First byte outside the live elements that is no longer poison, or "".
   std::string check_poison() {
     const std::int64_t elem = static_cast<std::int64_t>(rmsnorm::size_of(type_));
-    auto bad = [&](std::int64_t from, std::int64_t to) -> std::int64_t {
-      for (std::int64_t i = from; i < to; ++i)
-        if (host_[i] != kPoisonByte) return i;
-      return -1;
-    };
+    auto bad = [&](std::int64_t from, std::int64_t to) { return first_not_poison(host_, from, to); };
     std::int64_t i = bad(0, lead_);
     if (i >= 0) return name_ + ": guard byte " + std::to_string(lead_ - i) + " before the buffer was written";
     for (std::int64_t r = 0; r + 1 < rows_; ++r) {
@@ -225,14 +327,27 @@ class Region {
     if (i >= 0) return name_ + ": guard byte " + std::to_string(i - end) + " after the buffer was written";
     return "";
   }
-  // A live element that changed although the buffer is an input.
+  // A live element that changed although the buffer is an input (`before`: its snapshot()).
+  // Only the live bytes are compared: every other byte is poison before the run, and
+  // check_poison() judges those. The byte is counted from the start of the allocation.
   std::string check_unchanged(const std::vector<unsigned char>& before) {
-    if (std::memcmp(before.data(), host_, total_) == 0) return "";
-    for (std::size_t i = 0; i < total_; ++i)
-      if (before[i] != host_[i]) return name_ + " (an input) was written at byte " + std::to_string(i);
+    const std::int64_t row_bytes = dim_ * static_cast<std::int64_t>(rmsnorm::size_of(type_));
+    for (std::int64_t r = 0; r < rows_; ++r) {
+      const unsigned char* now = at(r, 0);
+      const unsigned char* was = before.data() + r * row_bytes;
+      if (std::memcmp(now, was, static_cast<std::size_t>(row_bytes)) == 0) continue;
+      for (std::int64_t k = 0; k < row_bytes; ++k)
+        if (now[k] != was[k]) return name_ + " (an input) was written at byte " + std::to_string(now + k - host_);
+    }
     return "";
   }
-  std::vector<unsigned char> snapshot() const { return std::vector<unsigned char>(host_, host_ + total_); }
+  // The live bytes, row after row (what check_unchanged() compares).
+  std::vector<unsigned char> snapshot() {
+    const std::int64_t row_bytes = dim_ * static_cast<std::int64_t>(rmsnorm::size_of(type_));
+    std::vector<unsigned char> out(static_cast<std::size_t>(rows_ * row_bytes));
+    for (std::int64_t r = 0; r < rows_; ++r) std::memcpy(out.data() + r * row_bytes, at(r, 0), static_cast<std::size_t>(row_bytes));
+    return out;
+  }
 
  private:
   std::string name_;
@@ -242,7 +357,9 @@ class Region {
   std::int64_t offset_;
   std::int64_t lead_ = 0;
   std::size_t total_ = 0;
-  std::vector<unsigned char> storage_;
+  std::vector<unsigned char> storage_;  // the image of a small buffer
+  unsigned char* mapped_ = nullptr;     // or of a large one (HostPool)
+  std::size_t mapped_size_ = 0;
   unsigned char* host_ = nullptr;
   void* device_ = nullptr;
 };

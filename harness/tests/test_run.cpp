@@ -136,3 +136,37 @@ TEST_CASE("harness: an input's gap written is reported") {
                                                     backward_case(), l);
   CHECK(dy.guard_violation == "dy: gap after row 1 written at element 44");
 }
+
+TEST_CASE("harness: large images (mapped, kept for the next case) are poisoned afresh and checked throughout") {
+  // Rows 2^25 + 40 elements apart: x and y (in place) one 128 MiB image, past the size kept for reuse.
+  oracle::ForwardCase c = forward_case();
+  harness::Layout l;
+  l.x_pad = l.y_pad = std::int64_t{1} << 25;
+  l.in_place = true;
+  const std::int64_t deep = (std::int64_t{1} << 24) + 12345;  // an element far into row 0's gap
+  const harness::Outcome gap = harness::run_forward(forward_then([deep](const rmsnorm::ForwardArgs& a) {
+                                                      bytes(a.y.data)[(a.dim + deep) * 2 + 1] = 0x12;
+                                                    }),
+                                                    c, l);
+  CHECK(gap.guard_violation == "x: gap after row 0 written at element " + std::to_string(40 + deep));
+  const harness::Outcome tail = harness::run_forward(forward_then([](const rmsnorm::ForwardArgs& a) {
+                                                       bytes(a.y.data)[(2 * a.y.stride + a.dim) * 2 + 255] = 0;
+                                                     }),
+                                                     c, l);
+  CHECK(tail.guard_violation == "x: guard byte 255 after the buffer was written");
+  // The next case of this size gets the image the two above wrote into: poison again throughout.
+  const harness::Outcome clean = harness::run_forward(forward_then([](const rmsnorm::ForwardArgs&) {}), c, l);
+  CHECK(clean.guard_violation.empty());
+  CHECK(clean.pass());
+  // An input of that size: its live bytes compared, its gaps checked.
+  oracle::BackwardCase b = backward_case();
+  harness::Layout lb;
+  lb.x_pad = lb.dy_pad = lb.dx_pad = std::int64_t{1} << 25;
+  const harness::Outcome x = harness::run_backward(backward_then([](const rmsnorm::BackwardArgs& a) {
+                                                     bytes(a.x.data)[(2 * a.x.stride + 1) * 2] ^= 4;
+                                                   }),
+                                                   b, lb);
+  CHECK(x.guard_violation == "x (an input) was written at byte " + std::to_string(256 + (2 * ((std::int64_t{1} << 25) + 40) + 1) * 2));
+  const harness::Outcome ok = harness::run_backward(backward_then([](const rmsnorm::BackwardArgs&) {}), b, lb);
+  CHECK(ok.pass());
+}
