@@ -33,40 +33,31 @@ oracle::BackwardCase backward_case() {
     c.dy.push_back(0.5f - 0.125f * static_cast<float>(i % 5));
   }
   for (std::int64_t j = 0; j < c.dim; ++j) c.g.push_back(1.0f + 0.125f * static_cast<float>(j % 3));
-  oracle::ForwardCase f;
-  f.rows = c.rows;
-  f.dim = c.dim;
-  f.x = c.x;
-  f.g = c.g;
-  f.eps = c.eps;
-  c.rstd = oracle::rstd_rounded(f);
+  c.rstd = oracle::rstd_rounded(oracle::forward_of(c));
   return c;
 }
 
 unsigned char* bytes(const void* p) { return static_cast<unsigned char*>(const_cast<void*>(p)); }
 
-// host.reference, then `after` on the arguments it was given.
-rmsnorm::Variant forward_then(std::function<void(const rmsnorm::ForwardArgs&)> after) {
+// host.reference, then `after` on the arguments its entry (run_forward or run_backward) was given.
+template <typename Args>
+rmsnorm::Variant reference_then(std::function<rmsnorm::Status(const Args&)> rmsnorm::Variant::*entry,
+                                std::function<void(const Args&)> after) {
   rmsnorm::Variant v = *rmsnorm::find_variant("host.reference");
   v.name = "host.misbehaving";
-  const auto run = v.run_forward;
-  v.run_forward = [run, after](const rmsnorm::ForwardArgs& a) {
+  const auto run = v.*entry;
+  v.*entry = [run, after](const Args& a) {
     const rmsnorm::Status s = run(a);
     after(a);
     return s;
   };
   return v;
 }
+rmsnorm::Variant forward_then(std::function<void(const rmsnorm::ForwardArgs&)> after) {
+  return reference_then(&rmsnorm::Variant::run_forward, std::move(after));
+}
 rmsnorm::Variant backward_then(std::function<void(const rmsnorm::BackwardArgs&)> after) {
-  rmsnorm::Variant v = *rmsnorm::find_variant("host.reference");
-  v.name = "host.misbehaving";
-  const auto run = v.run_backward;
-  v.run_backward = [run, after](const rmsnorm::BackwardArgs& a) {
-    const rmsnorm::Status s = run(a);
-    after(a);
-    return s;
-  };
-  return v;
+  return reference_then(&rmsnorm::Variant::run_backward, std::move(after));
 }
 
 harness::Layout padded() {

@@ -86,17 +86,7 @@ oracle::BackwardCase make_case(const Spec& s) {
   }
   if (s.add) c.dresidual = draw(rng, s.rows, s.dim, s.x, 0.25);
   // The rstd a forward would have stored: RN32 of the exact r of each row.
-  oracle::ForwardCase f;
-  f.rows = s.rows;
-  f.dim = s.dim;
-  f.x_type = s.x;
-  f.g_type = s.g;
-  f.y_type = s.x;
-  f.convention = s.conv;
-  f.eps = s.eps;
-  f.x = c.x;
-  f.g = c.g;
-  c.rstd = oracle::rstd_rounded(f);
+  c.rstd = oracle::rstd_rounded(oracle::forward_of(c));
   return c;
 }
 
