@@ -134,8 +134,10 @@ class DevicePool {
 // first touch of a fresh mapping costs the kernel a page fault per page (about 10 times the cost
 // of writing the poison again), and those cases come many at a time. Asked for transparent huge
 // pages. At most kHostPoolBlocks blocks are kept, and at most a quarter of the machine's memory
-// (24 GiB at most), so that a check of the free memory (P18 on the host) still finds room; smaller
-// images are vectors. Never unmapped at exit.
+// (24 GiB at most), so that a check of the free memory (P18 on the host) still finds room; an
+// image that no kept block fits lets every kept block go first, so a process never holds more
+// than one case's images and those of the case before it (several processes run such cases side
+// by side). Smaller images are vectors. Never unmapped at exit.
 class HostPool {
  public:
   static constexpr std::size_t kHostBlockMin = std::size_t{64} << 20;
@@ -159,6 +161,9 @@ class HostPool {
         free_.erase(best);
         return p;
       }
+      for (const auto& [q, n] : free_) munmap(q, n);
+      free_.clear();
+      held_ = 0;
     }
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
