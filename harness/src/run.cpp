@@ -337,6 +337,7 @@ class Region {
   // check_poison() judges those. The byte is counted from the start of the allocation.
   std::string check_unchanged(const std::vector<unsigned char>& before) {
     const std::int64_t row_bytes = dim_ * static_cast<std::int64_t>(rmsnorm::size_of(type_));
+    if (row_bytes == 0) return "";  // no live bytes (R = 0: rstd holds none)
     for (std::int64_t r = 0; r < rows_; ++r) {
       const unsigned char* now = at(r, 0);
       const unsigned char* was = before.data() + r * row_bytes;
@@ -350,6 +351,7 @@ class Region {
   std::vector<unsigned char> snapshot() {
     const std::int64_t row_bytes = dim_ * static_cast<std::int64_t>(rmsnorm::size_of(type_));
     std::vector<unsigned char> out(static_cast<std::size_t>(rows_ * row_bytes));
+    if (out.empty()) return out;  // no live bytes: nothing to copy (and no pointer to copy to)
     for (std::int64_t r = 0; r < rows_; ++r) std::memcpy(out.data() + r * row_bytes, at(r, 0), static_cast<std::size_t>(row_bytes));
     return out;
   }

@@ -161,3 +161,20 @@ TEST_CASE("harness: large images (mapped, kept for the next case) are poisoned a
   const harness::Outcome ok = harness::run_backward(backward_then([](const rmsnorm::BackwardArgs&) {}), b, lb);
   CHECK(ok.pass());
 }
+
+TEST_CASE("harness: zero rows (no live bytes in x, y, rstd) run through the guard checks") {
+  oracle::ForwardCase f = forward_case();
+  f.rows = 0;
+  f.x.clear();
+  const harness::Outcome fo = harness::run_forward(forward_then([](const rmsnorm::ForwardArgs&) {}), f, padded());
+  CHECK(fo.guard_violation.empty());
+  CHECK(fo.status.ok());
+  oracle::BackwardCase b = backward_case();
+  b.rows = 0;
+  b.x.clear();
+  b.dy.clear();
+  b.rstd.clear();
+  const harness::Outcome bo = harness::run_backward(backward_then([](const rmsnorm::BackwardArgs&) {}), b, padded());
+  CHECK(bo.guard_violation.empty());
+  CHECK(bo.status.ok());
+}
