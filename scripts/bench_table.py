@@ -392,20 +392,21 @@ def markdown(ours, peers, about, whys):
         w("")
     w("### Misses")
     w("")
+    unexplained = 0
     if not misses:
         w("None.")
     else:
-        w(f"Each with the first row of [the table below](#why-each-miss-misses) that covers it.")
+        w("Each with the first row of [the table below](#why-each-miss-misses) that covers it.")
         w("")
         w("| target | op | R x D | measured | ours | why |")
         w("| --- | --- | --- | --- | --- | --- |")
         for against, name, op, R, D, what, var in misses:
-            why = why_of(whys, against, op, R, D) if R else why_of(whys, against, op, 0, 0)
-            shape = _shape(R, D) if R else "all"
-            w(f"| {name} | {op} | {shape} | {what} | {var} | {why or '**unexplained**'} |")
+            why = why_of(whys, against, op, R, D)  # R = D = 0: a median's miss, covered by * rows only
+            unexplained += why is None
+            w(f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {why or '**unexplained**'} |")
     w("")
     w(END)
-    return "\n".join(out), sum(1 for m in misses if not why_of(whys, m[0], m[2], m[3], m[4]))
+    return "\n".join(out), unexplained
 
 
 def rewrite_doc(path, body):
