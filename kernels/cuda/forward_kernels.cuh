@@ -141,7 +141,7 @@ __device__ __forceinline__ float scale_of(float amax, const Params& p) {
   }
 }
 
-// The dynamic per-token amax from the fused max (fwd_regs_body's kLeanY, fwd_smem_kernel's
+// The dynamic per-token amax from the fused max (fwd_regs_body's lean_y form, fwd_smem_kernel's
 // kFusedAmax): hw_max = max_j |RN(h_j·w_j)| over the row, reduced beside Σh² by block_sum_max, and
 // amax = RN(r · hw_max). Where hw_max is a normal fp32 number every rounding in it is relative:
 // RN(h·w) and RN(·r) are the two roundings of y's RN(RN(h·r)·w), and RN is monotone, so the max of
@@ -393,47 +393,75 @@ inline constexpr int regs_min_blocks =
               : (kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none) || kEarlyW) ? 128
                                                                                    : 64));
 
+// The register-row kernels: a row, or LANES-lane groups of rows, held in registers.
 // LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
 // rows per block). LANES == 0: the whole block owns one row.
 // Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
 // loop is a contiguous, coalesced run of 16-byte accesses.
 //
-// kStaged (fwd.block_row.staged, block form, product only): the grid is persistent (a few blocks per
-// SM, rows blockIdx.x + k·gridDim.x) and each thread copies its own chunks of the block's next
-// stages − 1 rows into shared-memory stages with cp.async (async_copy.cuh), so a block has rows
-// in flight while it reduces, scales and stores the current one (with one row per block and its
-// loads issued at the top, a block's loads are idle through its reduction(s) and stores). Same
-// thread mapping, same order, same arithmetic as the register form: every output bit equals
-// fwd.block_row's.
+// How the kernel walks its rows (RowsForm); all but plain are forms of the block form, and all but
+// plain and staged are the product's alone (no mutant switch):
 //
-// kEarlyW (fwd.block_row for few rows, product only): the row's weights are loaded with its x,
-// before the reduction, instead of after it: with few rows the blocks wait on memory, and weight
-// loads after the row sum would be a second round trip (the same values, the same bits).
+// staged (fwd.block_row.staged): the grid is persistent (a few blocks per SM, rows blockIdx.x +
+// k·gridDim.x) and each thread copies its own chunks of the block's next stages − 1 rows into
+// shared-memory stages with cp.async (async_copy.cuh), so a block has rows in flight while it
+// reduces, scales and stores the current one (with one row per block and its loads issued at the
+// top, a block's loads are idle through its reduction(s) and stores). Same thread mapping, same
+// order, same arithmetic as the register form: every output bit equals fwd.block_row's.
 //
-// kAhead (fwd.block_row where it measures faster, fwd_regs_ahead_kernel): a block per row asks
+// early_weights (fwd.block_row for few rows): the row's weights are loaded with its x, before the
+// reduction, instead of after it: with few rows the blocks wait on memory, and weight loads after
+// the row sum would be a second round trip (the same values, the same bits).
+//
+// ahead (fwd.block_row where it measures faster, fwd_regs_ahead_kernel): a block per row asks
 // L2 for the row `ahead` rows on, `ahead` = the blocks that fit on the device at once: the block
 // that takes this slot one wave later finds its row there, and DRAM keeps working through this
 // block's reduction and stores. It slows some forms (the fused add by 4-15 % on the H200), so it
 // is a kernel of its own, launched where it is faster (run_block_row): a kernel argument on every
 // instance would move their registers too.
 //
-// kLeanY (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
+// lean_y (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
 // held through the scale (the row's 4 chunks of fp32 y would take 32 registers a thread, past the
 // 64 that two 512-thread blocks per SM allow). With a dynamic per-token scale the row-sum pass
 // reads the weights too and the amax comes from fused_amax, so y is formed once, in the quantizing
 // pass (the weights read a second time, from L1); only its fallback (hw_max below 2^-126) forms y
 // for the amax and again to quantize (the same operations on the same operands: the same bits).
-template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged, bool kEarlyW,
-          bool kAhead, bool kLeanY = false>
-__device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {
-  static_assert(!kLeanY || (kQuant && LANES == 0 && !kStaged && !kEarlyW && M == Mutant::none), "lean y: the block form's FP8 product");
-  static_assert(!kAhead || (LANES == 0 && !kStaged && !kEarlyW && M == Mutant::none), "the block form of the product");
-  static_assert(!kEarlyW || (M == Mutant::none && !kStaged), "early weights: the product's register form");
-  static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
-  constexpr bool kBlock = LANES == 0;
+enum class RowsForm { plain, staged, early_weights, ahead, lean_y };
+
+// Every compile-time choice of a register-row kernel: the storage types, the two fusions, the
+// lanes per row (0: the block), the chunks per thread, the mutant switch and the form.
+template <typename T_, typename G_, bool kQuant_, bool kAdd_, int LANES_, int ITERS_, Mutant M_, RowsForm kForm>
+struct RegsRow {
+  using T = T_;
+  using G = G_;
+  static constexpr bool kQuant = kQuant_;
+  static constexpr bool kAdd = kAdd_;
+  static constexpr int LANES = LANES_;
+  static constexpr int ITERS = ITERS_;
+  static constexpr Mutant M = M_;
+  static constexpr bool kBlock = LANES == 0;
+  static constexpr bool kStaged = kForm == RowsForm::staged;
+  static constexpr bool kEarlyW = kForm == RowsForm::early_weights;
+  static constexpr bool kAhead = kForm == RowsForm::ahead;
+  static constexpr bool kLeanY = kForm == RowsForm::lean_y;
+  static constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
+  static constexpr int kTensors = kAdd ? 2 : 1;                  // staged: x (and o)
+  using Index = std::conditional_t<kLeanY, int, std::int64_t>;  // lean_y: D <= 16384
+  static_assert(!kLeanY || (kQuant && kBlock && M == Mutant::none), "lean y: the block form's FP8 product");
+  static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
+  static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
-  constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
-  constexpr int kTensors = kAdd ? 2 : 1;  // staged: x (and o)
+  static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
+};
+
+template <class R>
+__device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahead) {
+  using T = typename R::T;
+  using G = typename R::G;
+  constexpr bool kQuant = R::kQuant, kAdd = R::kAdd, kBlock = R::kBlock, kBarrier = R::kBarrier;
+  constexpr bool kStaged = R::kStaged, kEarlyW = R::kEarlyW, kAhead = R::kAhead, kLeanY = R::kLeanY;
+  constexpr int LANES = R::LANES, ITERS = R::ITERS, kTensors = R::kTensors;
+  constexpr Mutant M = R::M;
   __shared__ float sum_partials[kWarp];
   __shared__ float max_partials[kWarp];
   extern __shared__ __align__(16) unsigned char stage_mem[];  // kStaged: [stages][kTensors][ITERS][threads]
@@ -443,7 +471,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
   const std::int64_t rows_per_block = kBlock ? 1 : kSubWarpBlock / LANES;
   const std::int64_t sub = kBlock ? 0 : static_cast<int>(threadIdx.x) / LANES;
 
-  using Index = std::conditional_t<kLeanY, int, std::int64_t>;  // kLeanY: D <= 16384
+  using Index = typename R::Index;
   const std::int64_t D = p.dim;
   const Index full = static_cast<Index>(D / kChunk);
   const int n_tail = static_cast<int>(D % kChunk);
@@ -735,11 +763,12 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false,
           bool kEarlyW = false>
 __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kEarlyW, !kStaged>)) fwd_regs_kernel(Params p) {
-  fwd_regs_body<T, G, kQuant, kAdd, LANES, ITERS, M, kStaged, kEarlyW, false>(p, 0);
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, M,
+                        kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
 }
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
-  fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, true>(p, ahead);
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::ahead>>(p, ahead);
 }
 // fwd.block_row's plain 16-bit forward and its fused add + FP8 over many waves of rows
 // (run_block_row says where):
@@ -761,17 +790,17 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
     while (global_timer_ns() - t0 < wait) {
     }
   }
-  fwd_regs_body<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, false, false, false>(p, 0);
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::plain>>(p, 0);
 }
 // fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
-// 512 threads a row, y not held (kLeanY), held to 64 registers so that two blocks share an SM
+// 512 threads a row, y not held (the lean_y form), held to 64 registers so that two blocks share an SM
 // (one row's loads run beside the other's reductions and stores).
 inline constexpr int kLeanYThreads = 512;
 inline constexpr int kLeanYMinBlocks = 2;
 template <typename T, typename G, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(kLeanYThreads, kLeanYMinBlocks) fwd_regs_lean_y_kernel(Params p) {
   static_assert(sizeof(T) == 2, "16-bit rows");
-  fwd_regs_body<T, G, true, kAdd, 0, ITERS, Mutant::none, false, false, false, true>(p, 0);
+  fwd_regs_body<RegsRow<T, G, true, kAdd, 0, ITERS, Mutant::none, RowsForm::lean_y>>(p, 0);
 }
 
 }  // namespace rmsnorm::cuda::fwd
