@@ -51,67 +51,81 @@ void check_packed_layout(const std::string& at, std::int64_t d, const rmsnorm::c
     fail(at + ": declared row shape too small (" + std::to_string(s.per_thread) + " terms, " + std::to_string(longest) + " chained)");
 }
 
-}  // namespace
+using namespace rmsnorm::cuda;
+using namespace rmsnorm::cuda::bwd;
+using rmsnorm::cuda::kChunk;
+namespace fwd = rmsnorm::cuda::fwd;
 
-int main() {
-  using namespace rmsnorm::cuda;
-  using namespace rmsnorm::cuda::bwd;
-  using rmsnorm::cuda::kChunk;
+// bwd.staged_rows: whole warps within kStagedMaxThreads cover the row in 1, 2 or (16-bit rows) 4
+// chunks a thread, the declared chain covers a thread's chunks, and 2 to kStagedMaxStages stages
+// fit the opt-in shared memory.
+long check_backward_staged(std::size_t elem) {
   long checked = 0;
-  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}}) {
-    const std::int64_t staged_max = elem == 2 ? kStagedMaxDim16 : kStagedMaxDim32;
-    for (std::int64_t d = kStagedMinDim; d <= staged_max; ++d) {
-      const StagedConfig c = staged_config(d);
-      const std::string at = "staged D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      if (c.threads % 32 != 0 || c.threads < 32 || c.threads > kStagedMaxThreads) fail(at + ": threads " + std::to_string(c.threads));
-      if (c.chunks != 1 && c.chunks != 2 && !(c.chunks == 4 && elem == 2)) fail(at + ": chunks " + std::to_string(c.chunks));
-      if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
-      const rmsnorm::AccumShape s = staged_row_shape(d);
-      if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
-      for (const bool residual : {false, true}) {
-        const int stages = staged_stages(c, elem, residual);
-        const std::size_t smem = stages * staged_stage_bytes(c, elem, residual);
-        if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
-        if (smem + kStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
-        // The dg partial passes through the stages (write_dg_partial's kShared form).
-        if (smem < dg_combine_bytes(1, d)) fail(at + ": the stages do not hold the dg partial");
-        // Two blocks per SM where the registers allow them (K <= 2) and the stages fit.
-        if (c.chunks <= 2 && stages > 2 && 2 * (smem + kStaticSmem + kReservedPerBlock) > kPerSM)
-          fail(at + ": more stages than two blocks per SM can hold");
-        ++checked;
-      }
+  const std::int64_t staged_max = elem == 2 ? kStagedMaxDim16 : kStagedMaxDim32;
+  for (std::int64_t d = kStagedMinDim; d <= staged_max; ++d) {
+    const StagedConfig c = staged_config(d);
+    const std::string at = "staged D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+    if (c.threads % 32 != 0 || c.threads < 32 || c.threads > kStagedMaxThreads) fail(at + ": threads " + std::to_string(c.threads));
+    if (c.chunks != 1 && c.chunks != 2 && !(c.chunks == 4 && elem == 2)) fail(at + ": chunks " + std::to_string(c.chunks));
+    if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
+    const rmsnorm::AccumShape s = staged_row_shape(d);
+    if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
+    for (const bool residual : {false, true}) {
+      const int stages = staged_stages(c, elem, residual);
+      const std::size_t smem = stages * staged_stage_bytes(c, elem, residual);
+      if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
+      if (smem + kStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+      // The dg partial passes through the stages (write_dg_partial's kShared form).
+      if (smem < dg_combine_bytes(1, d)) fail(at + ": the stages do not hold the dg partial");
+      // Two blocks per SM where the registers allow them (K <= 2) and the stages fit.
+      if (c.chunks <= 2 && stages > 2 && 2 * (smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+        fail(at + ": more stages than two blocks per SM can hold");
+      ++checked;
     }
-    // bwd.staged_streams: one block per SM of ROWS streams.
-    for (std::int64_t d = kStagedMinDim; d <= kStreamsMaxDim; ++d) {
-      const StreamsConfig c = streams_config(d);
-      const std::string at = "streams D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      if (c.threads % 32 != 0 || c.threads > 256 || (c.rows != 2 && c.rows != 3 && c.rows != 6) ||
-          c.block() > (c.chunks == 4 ? kStreamsWideThreads : kStreamsMaxThreads) || (c.rows == 2) != (c.chunks == 4))
-        fail(at + ": " + std::to_string(c.rows) + " streams of " + std::to_string(c.threads));
-      if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
-      if (streams_row_shape(d).per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
-      for (const bool residual : {false, true}) {
-        if (!streams_fits(d, elem, residual)) {
-          if (elem == 2 || d <= (residual ? kStreamsMaxDim32Add : kStreamsMaxDim32)) fail(at + ": declines rows it should take");
-          continue;
-        }
-        // launch_streams has K = 4 instances for 16-bit rows only: an accepted fp32 row of K = 4
-        // would launch nothing (a fuzz finding:
-        // corpora/regressions/backward_streams_f32_wide_no_launch.case).
-        if (c.chunks == 4 && elem != 2) fail(at + ": accepted, but no kernel instance takes it");
-        const int stages = streams_stages(c, elem, residual);
-        const std::size_t smem = streams_smem(c, d, elem, residual);
-        if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
-        if (smem < static_cast<std::size_t>(stages) * staged_stage_bytes(streams_block(c), elem, residual) ||
-            smem < dg_combine_bytes(c.rows, d))
-          fail(at + ": shared memory does not hold the stages and the streams' dg partials");
-        if (smem + kStreamsStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
-        ++checked;
+  }
+  return checked;
+}
+
+// bwd.staged_streams: one block per SM of ROWS streams.
+long check_backward_streams(std::size_t elem) {
+  long checked = 0;
+  for (std::int64_t d = kStagedMinDim; d <= kStreamsMaxDim; ++d) {
+    const StreamsConfig c = streams_config(d);
+    const std::string at = "streams D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+    if (c.threads % 32 != 0 || c.threads > 256 || (c.rows != 2 && c.rows != 3 && c.rows != 6) ||
+        c.block() > (c.chunks == 4 ? kStreamsWideThreads : kStreamsMaxThreads) || (c.rows == 2) != (c.chunks == 4))
+      fail(at + ": " + std::to_string(c.rows) + " streams of " + std::to_string(c.threads));
+    if (std::int64_t{c.threads} * c.chunks * kChunk < d) fail(at + ": the row is not covered");
+    if (streams_row_shape(d).per_thread < std::min<std::int64_t>(std::int64_t{c.chunks} * kChunk, d)) fail(at + ": declared chain too short");
+    for (const bool residual : {false, true}) {
+      if (!streams_fits(d, elem, residual)) {
+        if (elem == 2 || d <= (residual ? kStreamsMaxDim32Add : kStreamsMaxDim32)) fail(at + ": declines rows it should take");
+        continue;
       }
+      // launch_streams has K = 4 instances for 16-bit rows only: an accepted fp32 row of K = 4
+      // would launch nothing (a fuzz finding:
+      // corpora/regressions/backward_streams_f32_wide_no_launch.case).
+      if (c.chunks == 4 && elem != 2) fail(at + ": accepted, but no kernel instance takes it");
+      const int stages = streams_stages(c, elem, residual);
+      const std::size_t smem = streams_smem(c, d, elem, residual);
+      if (stages < 2 || stages > kStagedMaxStages) fail(at + ": stages " + std::to_string(stages));
+      if (smem < static_cast<std::size_t>(stages) * staged_stage_bytes(streams_block(c), elem, residual) ||
+          smem < dg_combine_bytes(c.rows, d))
+        fail(at + ": shared memory does not hold the stages and the streams' dg partials");
+      if (smem + kStreamsStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+      ++checked;
     }
-    const std::int64_t cluster_min = elem == 2 ? kClusterMinDim16 : kClusterMinDim32;
-    for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d)
-      for (const bool residual : {false, true}) {
+  }
+  return checked;
+}
+
+// bwd.cluster_rows: in both cluster shapes (the wide one where cluster_wide() takes it) the block
+// within the shape's bounds holds its slice, and the CTAs' slices cover the row.
+long check_backward_cluster(std::size_t elem) {
+  long checked = 0;
+  const std::int64_t cluster_min = elem == 2 ? kClusterMinDim16 : kClusterMinDim32;
+  for (std::int64_t d = cluster_min; d <= kClusterMaxDim; ++d)
+    for (const bool residual : {false, true}) {
       const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
       const bool wide = cluster_wide(row_type, d, residual);
       const std::string at = "cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (wide ? " (wide)" : "");
@@ -129,81 +143,98 @@ int main() {
         fail(at + ": declared tree too shallow");
       ++checked;
     }
-    // bwd.staged_cluster: bwd.cluster_rows' slices with stages. The instance's launch bounds
-    // hold the block, the slices cover the row, two stages or more fit the shared memory a CTA
-    // has at its occupancy (two CTAs per SM for 16-bit rows), and the declared shape covers the
-    // chain and the trees.
-    for (std::int64_t d = kStagedClusterMinDim; d <= kClusterMaxDim; ++d)
-      for (const bool residual : {false, true}) {
-        const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
-        const StagedClusterConfig c = staged_cluster_config(row_type, d, residual);
-        const std::string at = "staged cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (residual ? " add" : "");
-        const int limit = c.shape.max_threads, per_sm = c.shape.min_blocks;  // the kernel's launch bounds
-        if (c.threads % 32 != 0 || c.threads > limit || std::int64_t{c.threads} * c.shape.slots < c.slice)
-          fail(at + ": threads " + std::to_string(c.threads));
-        if (c.slice * c.shape.ctas * kChunk < d || c.slice > (std::int64_t{1} << 13)) fail(at + ": the row is not covered");
-        if (c.stages < 2 || c.stages > kStagedMaxStages ||
-            c.smem < static_cast<std::size_t>(c.stages) * staged_stage_bytes({c.threads, c.shape.slots}, elem, residual))
-          fail(at + ": stages " + std::to_string(c.stages));
-        // A CTA's dg partial (its slice's columns) passes through its stages (write_dg_partial).
-        if (c.smem < dg_combine_bytes(1, c.slice * kChunk)) fail(at + ": the stages do not hold the slice's dg partial");
-        if (c.smem + kStaticSmem > kOptinPerBlock || per_sm * (c.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
-          fail(at + ": " + std::to_string(c.smem) + " bytes of shared memory at " + std::to_string(per_sm) + " CTAs per SM");
-        const rmsnorm::AccumShape s = cluster_row_shape(d);
-        if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.shape.slots} * kChunk, d)) fail(at + ": declared chain too short");
-        if (s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32) + rmsnorm::cuda::ceil_log2(c.shape.ctas))
-          fail(at + ": declared tree too shallow");
-        ++checked;
+  return checked;
+}
+
+// bwd.staged_cluster: bwd.cluster_rows' slices with stages. The instance's launch bounds
+// hold the block, the slices cover the row, two stages or more fit the shared memory a CTA
+// has at its occupancy (two CTAs per SM for 16-bit rows), and the declared shape covers the
+// chain and the trees.
+long check_backward_staged_cluster(std::size_t elem) {
+  long checked = 0;
+  for (std::int64_t d = kStagedClusterMinDim; d <= kClusterMaxDim; ++d)
+    for (const bool residual : {false, true}) {
+      const rmsnorm::DType row_type = elem == 2 ? rmsnorm::DType::bf16 : rmsnorm::DType::f32;
+      const StagedClusterConfig c = staged_cluster_config(row_type, d, residual);
+      const std::string at = "staged cluster D=" + std::to_string(d) + " elem=" + std::to_string(elem) + (residual ? " add" : "");
+      const int limit = c.shape.max_threads, per_sm = c.shape.min_blocks;  // the kernel's launch bounds
+      if (c.threads % 32 != 0 || c.threads > limit || std::int64_t{c.threads} * c.shape.slots < c.slice)
+        fail(at + ": threads " + std::to_string(c.threads));
+      if (c.slice * c.shape.ctas * kChunk < d || c.slice > (std::int64_t{1} << 13)) fail(at + ": the row is not covered");
+      if (c.stages < 2 || c.stages > kStagedMaxStages ||
+          c.smem < static_cast<std::size_t>(c.stages) * staged_stage_bytes({c.threads, c.shape.slots}, elem, residual))
+        fail(at + ": stages " + std::to_string(c.stages));
+      // A CTA's dg partial (its slice's columns) passes through its stages (write_dg_partial).
+      if (c.smem < dg_combine_bytes(1, c.slice * kChunk)) fail(at + ": the stages do not hold the slice's dg partial");
+      if (c.smem + kStaticSmem > kOptinPerBlock || per_sm * (c.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+        fail(at + ": " + std::to_string(c.smem) + " bytes of shared memory at " + std::to_string(per_sm) + " CTAs per SM");
+      const rmsnorm::AccumShape s = cluster_row_shape(d);
+      if (s.per_thread < std::min<std::int64_t>(std::int64_t{c.shape.slots} * kChunk, d)) fail(at + ": declared chain too short");
+      if (s.tree_depth < 5 + rmsnorm::cuda::ceil_log2(c.threads / 32) + rmsnorm::cuda::ceil_log2(c.shape.ctas))
+        fail(at + ": declared tree too shallow");
+      ++checked;
+    }
+  return checked;
+}
+
+// bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is GR
+// groups within the instance's launch bounds; GR and RG are what the declared dg chain
+// counts; every width it declares fits 3 stages or more (only fp32 rows with the fused add
+// may be declined), at every cap a launch may put on them (few tiles a program), and the
+// shared memory holds the stages and the groups' dg sums.
+long check_backward_packed(std::size_t elem) {
+  long checked = 0;
+  const std::int64_t packed_max = elem == 2 ? kPackedMaxDim16 : kPackedMaxDim32;
+  for (std::int64_t d = 1; d <= packed_max; ++d) {
+    const PackedConfig c = packed_config(d, elem);
+    const std::string at = "packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
+    const bool wide = c.per_thread > kPackedPerThread;
+    const int bound = wide ? kPackedWideMaxThreads : kPackedMaxThreads;
+    if (c.threads % 32 != 0 || c.threads < 32 || c.groups < 1 || c.groups > kPackedMaxGroups || c.block() > bound)
+      fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
+    if (c.per_thread != kPackedPerThread && !(c.per_thread == kPackedPerThreadWide && elem == 2))
+      fail(at + ": no instance of " + std::to_string(c.per_thread) + " columns a thread");
+    if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide))
+      fail(at + ": no instance of " + std::to_string(c.per_group) + " rows a group");
+    if (c.threads != packed_config(d, 2).threads || c.per_thread != packed_config(d, 2).per_thread)
+      fail(at + ": G or M depends on the element size (the declared row shape takes the 16-bit ones)");
+    if (std::int64_t{c.threads} * c.per_thread < d) fail(at + ": the row is not covered");
+    check_packed_layout(at, d, c);
+    for (const bool residual : {false, true}) {
+      if (!packed_fits(d, elem, residual)) {
+        fail(at + ": declines rows it should take");
+        continue;
       }
-    // bwd.packed_rows: G threads a row (a multiple of 32) x M columns cover D; the block is GR
-    // groups within the instance's launch bounds; GR and RG are what the declared dg chain
-    // counts; every width it declares fits 3 stages or more (only fp32 rows with the fused add
-    // may be declined), at every cap a launch may put on them (few tiles a program), and the
-    // shared memory holds the stages and the groups' dg sums.
-    const std::int64_t packed_max = elem == 2 ? kPackedMaxDim16 : kPackedMaxDim32;
-    for (std::int64_t d = 1; d <= packed_max; ++d) {
-      const PackedConfig c = packed_config(d, elem);
-      const std::string at = "packed D=" + std::to_string(d) + " elem=" + std::to_string(elem);
-      const bool wide = c.per_thread > kPackedPerThread;
-      const int bound = wide ? kPackedWideMaxThreads : kPackedMaxThreads;
-      if (c.threads % 32 != 0 || c.threads < 32 || c.groups < 1 || c.groups > kPackedMaxGroups || c.block() > bound)
-        fail(at + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.threads) + " threads");
-      if (c.per_thread != kPackedPerThread && !(c.per_thread == kPackedPerThreadWide && elem == 2))
-        fail(at + ": no instance of " + std::to_string(c.per_thread) + " columns a thread");
-      if (c.per_group != 1 && !(c.per_group == kPackedRowsPerGroup && !wide))
-        fail(at + ": no instance of " + std::to_string(c.per_group) + " rows a group");
-      if (c.threads != packed_config(d, 2).threads || c.per_thread != packed_config(d, 2).per_thread)
-        fail(at + ": G or M depends on the element size (the declared row shape takes the 16-bit ones)");
-      if (std::int64_t{c.threads} * c.per_thread < d) fail(at + ": the row is not covered");
-      check_packed_layout(at, d, c);
-      for (const bool residual : {false, true}) {
-        if (!packed_fits(d, elem, residual)) {
-          fail(at + ": declines rows it should take");
-          continue;
-        }
-        for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{1000}}) {
-          const int stages = packed_stages(c, d, elem, residual, tiles);
-          const std::size_t smem = packed_smem(c, d, elem, residual, stages);
-          if (stages < kPackedMinStages || stages > rmsnorm::cuda::kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
-          if (smem < static_cast<std::size_t>(stages) * packed_stage_bytes(c, d, elem, residual) ||
-              smem < static_cast<std::size_t>(c.groups) * d * sizeof(float))
-            fail(at + ": shared memory does not hold the stages and the dg sums");
-          if (smem + kPackedStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
-          ++checked;
-        }
+      for (const std::int64_t tiles : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{5}, std::int64_t{1000}}) {
+        const int stages = packed_stages(c, d, elem, residual, tiles);
+        const std::size_t smem = packed_smem(c, d, elem, residual, stages);
+        if (stages < kPackedMinStages || stages > rmsnorm::cuda::kMaxCopyStages) fail(at + ": stages " + std::to_string(stages));
+        if (smem < static_cast<std::size_t>(stages) * packed_stage_bytes(c, d, elem, residual) ||
+            smem < static_cast<std::size_t>(c.groups) * d * sizeof(float))
+          fail(at + ": shared memory does not hold the stages and the dg sums");
+        if (smem + kPackedStaticSmem > kOptinPerBlock) fail(at + ": " + std::to_string(smem) + " bytes of shared memory");
+        ++checked;
       }
     }
   }
-  // The dg chain bwd.packed_rows declares counts every group count and rows per group
-  // packed_config() uses (GR in 1-8, RG - 1 at most kPackedRowsPerGroup - 1).
+  return checked;
+}
+
+// The dg chain bwd.packed_rows declares counts every group count and rows per group
+// packed_config() uses (GR in 1-8, RG - 1 at most kPackedRowsPerGroup - 1).
+void check_backward_packed_dg_chain() {
   for (std::int64_t d = 1; d <= rmsnorm::cuda::bwd::kPackedMaxDim16; ++d) {
     const PackedConfig c = packed_config(d, 2);
     if (c.groups < 1 || c.groups > 8 || c.per_group < 1 || c.per_group > kPackedRowsPerGroup)
       fail("packed D=" + std::to_string(d) + ": " + std::to_string(c.groups) + " groups of " + std::to_string(c.per_group) +
            " rows, outside the declared dg chain");
   }
-  // fwd.packed_rows: the same tile shapes for x (and o); every width it declares, every type,
-  // fits 3 stages or more at every cap a launch may put on them, within the opt-in shared memory.
+}
+
+// fwd.packed_rows: the same tile shapes for x (and o); every width it declares, every type,
+// fits 3 stages or more at every cap a launch may put on them, within the opt-in shared memory.
+long check_forward_packed() {
+  long checked = 0;
   for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
     for (std::int64_t d = 1; d <= kPackedMaxDim; ++d) {
       const PackedConfig c = rmsnorm::cuda::fwd::packed_fwd_config(d, elem);
@@ -240,10 +271,38 @@ int main() {
           ++checked;
         }
     }
-  // Forward: the register paths cover the row with their lanes × chunks, within their block
-  // sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
-  // thread's chunks and no shorter than its share of the row.
-  namespace fwd = rmsnorm::cuda::fwd;
+  return checked;
+}
+
+// fwd.block_row.staged: where two stages fit, every register occupancy gets 2..8 stages within
+// the per-block opt-in limit and the SM (static shared memory and the runtime's reserve too).
+void check_forward_block_row_staged(std::int64_t d, const std::string& at) {
+  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
+    for (const bool add : {false, true}) {
+      if (!fwd::staged_fits(d, elem, add)) {
+        if (elem == 2 || !add || d <= 10240) fail("staged_rows " + at + ": declines a row it should take");
+        continue;
+      }
+      const std::size_t stage = fwd::staged_stage_bytes(d, elem, add);
+      if (stage < static_cast<std::size_t>(d) * elem) fail("staged_rows " + at + ": a stage does not hold the row");
+      for (int reg_blocks = 1; reg_blocks <= 32; ++reg_blocks) {
+        const fwd::StagedLaunch l = fwd::staged_launch_shape(reg_blocks, stage);
+        const std::string where = "staged_rows " + at + " elem=" + std::to_string(elem) + " add=" + std::to_string(add) +
+                                  " reg_blocks=" + std::to_string(reg_blocks);
+        if (l.stages < 2 || l.stages > rmsnorm::cuda::kMaxCopyStages) fail(where + ": stages " + std::to_string(l.stages));
+        if (l.blocks_per_sm < 1 || l.blocks_per_sm > reg_blocks) fail(where + ": blocks " + std::to_string(l.blocks_per_sm));
+        if (l.smem != static_cast<std::size_t>(l.stages) * stage || l.smem + kStaticSmem > kOptinPerBlock ||
+            static_cast<std::size_t>(l.blocks_per_sm) * (l.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
+          fail(where + ": shared memory " + std::to_string(l.smem));
+      }
+    }
+}
+
+// Forward: the register paths cover the row with their lanes × chunks, within their block
+// sizes (FP8 forms at most 256 threads up to D = 8192), and declare a chain no longer than a
+// thread's chunks and no shorter than its share of the row.
+long check_forward_registers() {
+  long checked = 0;
   auto check_chunked = [&](const std::string& at, std::int64_t d, int lanes, int iters, auto shape_of) {
     if (std::int64_t{lanes} * iters * kChunk < d) fail(at + ": the row is not covered");
     const rmsnorm::AccumShape s = shape_of(d);
@@ -268,34 +327,19 @@ int main() {
       if (e % 32 != 0 || e > fwd::kElementMaxThreads || std::int64_t{e} * fwd::kElementSlots < d) fail("element_row " + at);
       if (fwd::fwd_element_row::shape(d).per_thread * e < d) fail("element_row " + at + ": declared chain");
     }
-    // fwd.block_row.staged: where two stages fit, every register occupancy gets 2..8 stages within
-    // the per-block opt-in limit and the SM (static shared memory and the runtime's reserve too).
-    for (const std::size_t elem : {std::size_t{2}, std::size_t{4}})
-      for (const bool add : {false, true}) {
-        if (!fwd::staged_fits(d, elem, add)) {
-          if (elem == 2 || !add || d <= 10240) fail("staged_rows " + at + ": declines a row it should take");
-          continue;
-        }
-        const std::size_t stage = fwd::staged_stage_bytes(d, elem, add);
-        if (stage < static_cast<std::size_t>(d) * elem) fail("staged_rows " + at + ": a stage does not hold the row");
-        for (int reg_blocks = 1; reg_blocks <= 32; ++reg_blocks) {
-          const fwd::StagedLaunch l = fwd::staged_launch_shape(reg_blocks, stage);
-          const std::string where = "staged_rows " + at + " elem=" + std::to_string(elem) + " add=" + std::to_string(add) +
-                                    " reg_blocks=" + std::to_string(reg_blocks);
-          if (l.stages < 2 || l.stages > rmsnorm::cuda::kMaxCopyStages) fail(where + ": stages " + std::to_string(l.stages));
-          if (l.blocks_per_sm < 1 || l.blocks_per_sm > reg_blocks) fail(where + ": blocks " + std::to_string(l.blocks_per_sm));
-          if (l.smem != static_cast<std::size_t>(l.stages) * stage || l.smem + kStaticSmem > kOptinPerBlock ||
-              static_cast<std::size_t>(l.blocks_per_sm) * (l.smem + kStaticSmem + kReservedPerBlock) > kPerSM)
-            fail(where + ": shared memory " + std::to_string(l.smem));
-        }
-      }
+    check_forward_block_row_staged(d, at);
     ++checked;
   }
-  // fwd.large_d (one block per SM) and fwd.large_d.pair (two): the h cache and the FP8 y stash
-  // stay within the block's budget, so every block count the launch asks for fits the SM; the
-  // stash is taken only with the whole row's h cached and its planes (2 float4 a chunk) inside the
-  // launch's bytes, and whenever it fits; and it fits where the README says it does (16-bit
-  // D <= 16384 on the pair, <= 32768 on large_d; fp32 to 12288 / 24576).
+  return checked;
+}
+
+// fwd.large_d (one block per SM) and fwd.large_d.pair (two): the h cache and the FP8 y stash
+// stay within the block's budget, so every block count the launch asks for fits the SM; the
+// stash is taken only with the whole row's h cached and its planes (2 float4 a chunk) inside the
+// launch's bytes, and whenever it fits; and it fits where docs/launch-forms.md says it does (the
+// kStash row: 16-bit D <= 16384 on the pair, <= 32768 on large_d; fp32 to 12288 / 24576).
+long check_forward_large_d() {
+  long checked = 0;
   for (const int blocks : {1, fwd::kSmemPairBlocksPerSM}) {
     const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, blocks);
     for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
@@ -323,70 +367,78 @@ int main() {
              std::to_string(claimed));
     }
   }
-  // fwd.bulk_ring: a whole row in the x ring (pieces <= x slots, every chunk in one of its pieces),
-  // the fused add with at least one o slot, the ring within the budget and the slot cap, the
-  // static shared memory (the slots' mbarriers) beside it within the block's opt-in limit; and the
-  // declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit; and the
-  // geometry with the weights staged (below).
-  {
-    const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, 1);
-    for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
-      const std::int64_t declared = chunk_bytes == 16 ? fwd::kRingMaxDim16 : fwd::kRingMaxDim32;
-      for (std::int64_t d = 1; d <= 120000; ++d) {
-        for (const bool add : {false, true}) {
-          const fwd::RingSmem m = fwd::bulk_ring_smem(d, chunk_bytes, add, budget);
-          const std::string at = "bulk_ring chunk=" + std::to_string(chunk_bytes) + " D=" + std::to_string(d) +
-                                 " add=" + std::to_string(add);
-          const std::int64_t slot = std::int64_t{fwd::kRingSlotChunks} * chunk_bytes;
-          const std::int64_t n = (d + kChunk - 1) / kChunk;
-          const fwd::Ring& r = m.ring;
-          const bool should_fit = d <= declared - (add ? fwd::kRingSlotChunks * kChunk : 0);
-          if (r.pieces == 0) {
-            if (should_fit) fail(at + ": a declared width does not fit");
-            ++checked;
-            continue;
-          }
-          if (std::int64_t{r.pieces} * fwd::kRingSlotChunks < n || std::int64_t{r.pieces - 1} * fwd::kRingSlotChunks >= n)
-            fail(at + ": pieces " + std::to_string(r.pieces));
-          if (r.x_slots < r.pieces) fail(at + ": the row exceeds the x ring");
-          if ((r.o_slots >= 1) != add) fail(at + ": o slots " + std::to_string(r.o_slots));
-          if (r.x_slots + r.o_slots > fwd::kRingMaxSlots) fail(at + ": more slots than mbarriers");
-          if (r.weights) fail(at + ": weights staged unasked");
-          if (static_cast<std::int64_t>(m.bytes) != (r.x_slots + r.o_slots) * slot || static_cast<std::int64_t>(m.bytes) > budget ||
-              m.bytes + fwd::kRingStaticSmem > kOptinPerBlock || m.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
-            fail(at + ": shared memory " + std::to_string(m.bytes));
+  return checked;
+}
+
+// fwd.bulk_ring: a whole row in the x ring (pieces <= x slots, every chunk in one of its pieces),
+// the fused add with at least one o slot, the ring within the budget and the slot cap, the
+// static shared memory (the slots' mbarriers) beside it within the block's opt-in limit; and the
+// declared widths (kRingMaxDim16 / kRingMaxDim32, the fused add one slot less) fit; and the
+// geometry with the weights staged (below).
+long check_forward_bulk_ring() {
+  long checked = 0;
+  const std::int64_t budget = fwd::smem_cache_budget_of(kOptinPerBlock, kPerSM, 1);
+  for (const std::int64_t chunk_bytes : {std::int64_t{16}, std::int64_t{32}}) {
+    const std::int64_t declared = chunk_bytes == 16 ? fwd::kRingMaxDim16 : fwd::kRingMaxDim32;
+    for (std::int64_t d = 1; d <= 120000; ++d) {
+      for (const bool add : {false, true}) {
+        const fwd::RingSmem m = fwd::bulk_ring_smem(d, chunk_bytes, add, budget);
+        const std::string at = "bulk_ring chunk=" + std::to_string(chunk_bytes) + " D=" + std::to_string(d) +
+                               " add=" + std::to_string(add);
+        const std::int64_t slot = std::int64_t{fwd::kRingSlotChunks} * chunk_bytes;
+        const std::int64_t n = (d + kChunk - 1) / kChunk;
+        const fwd::Ring& r = m.ring;
+        const bool should_fit = d <= declared - (add ? fwd::kRingSlotChunks * kChunk : 0);
+        if (r.pieces == 0) {
+          if (should_fit) fail(at + ": a declared width does not fit");
           ++checked;
-          // Staged weights (the plain forward of 16-bit rows held, 16-bit weights): the weights
-          // of P pieces in front of at least kRingStagedMinSlots x slots, all within the same
-          // limits; the fused add never, and where they do not fit (or the row is not held) the
-          // geometry above, unchanged.
-          if (chunk_bytes != 16) continue;
-          const fwd::RingSmem w = fwd::bulk_ring_smem(d, chunk_bytes, add, budget, 16);
-          const fwd::Ring& q = w.ring;
-          if (!q.weights) {
-            if (q.pieces != r.pieces || q.x_slots != r.x_slots || q.o_slots != r.o_slots || w.bytes != m.bytes)
-              fail(at + ": weights not staged, yet another geometry");
-            if (!add && r.pieces <= fwd::kRingHeldPieces && budget - r.pieces * slot >= fwd::kRingStagedMinSlots * slot)
-              fail(at + ": staged weights that fit, not taken");
-          } else {
-            if (add || q.pieces != r.pieces || q.pieces > fwd::kRingHeldPieces) fail(at + ": weights staged where not asked");
-            if (q.x_slots < fwd::kRingStagedMinSlots || q.o_slots != 0)
-              fail(at + ": staged ring x " + std::to_string(q.x_slots) + " o " + std::to_string(q.o_slots));
-            if (q.x_slots > fwd::kRingMaxSlots) fail(at + ": staged: more slots than mbarriers");
-            const std::int64_t bytes = std::int64_t{q.pieces} * slot + std::int64_t{q.x_slots} * slot;
-            if (static_cast<std::int64_t>(w.bytes) != bytes || bytes > budget || w.bytes + fwd::kRingStaticSmem > kOptinPerBlock ||
-                w.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
-              fail(at + ": staged shared memory " + std::to_string(w.bytes));
-          }
-          ++checked;
+          continue;
         }
+        if (std::int64_t{r.pieces} * fwd::kRingSlotChunks < n || std::int64_t{r.pieces - 1} * fwd::kRingSlotChunks >= n)
+          fail(at + ": pieces " + std::to_string(r.pieces));
+        if (r.x_slots < r.pieces) fail(at + ": the row exceeds the x ring");
+        if ((r.o_slots >= 1) != add) fail(at + ": o slots " + std::to_string(r.o_slots));
+        if (r.x_slots + r.o_slots > fwd::kRingMaxSlots) fail(at + ": more slots than mbarriers");
+        if (r.weights) fail(at + ": weights staged unasked");
+        if (static_cast<std::int64_t>(m.bytes) != (r.x_slots + r.o_slots) * slot || static_cast<std::int64_t>(m.bytes) > budget ||
+            m.bytes + fwd::kRingStaticSmem > kOptinPerBlock || m.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
+          fail(at + ": shared memory " + std::to_string(m.bytes));
+        ++checked;
+        // Staged weights (the plain forward of 16-bit rows held, 16-bit weights): the weights
+        // of P pieces in front of at least kRingStagedMinSlots x slots, all within the same
+        // limits; the fused add never, and where they do not fit (or the row is not held) the
+        // geometry above, unchanged.
+        if (chunk_bytes != 16) continue;
+        const fwd::RingSmem w = fwd::bulk_ring_smem(d, chunk_bytes, add, budget, 16);
+        const fwd::Ring& q = w.ring;
+        if (!q.weights) {
+          if (q.pieces != r.pieces || q.x_slots != r.x_slots || q.o_slots != r.o_slots || w.bytes != m.bytes)
+            fail(at + ": weights not staged, yet another geometry");
+          if (!add && r.pieces <= fwd::kRingHeldPieces && budget - r.pieces * slot >= fwd::kRingStagedMinSlots * slot)
+            fail(at + ": staged weights that fit, not taken");
+        } else {
+          if (add || q.pieces != r.pieces || q.pieces > fwd::kRingHeldPieces) fail(at + ": weights staged where not asked");
+          if (q.x_slots < fwd::kRingStagedMinSlots || q.o_slots != 0)
+            fail(at + ": staged ring x " + std::to_string(q.x_slots) + " o " + std::to_string(q.o_slots));
+          if (q.x_slots > fwd::kRingMaxSlots) fail(at + ": staged: more slots than mbarriers");
+          const std::int64_t bytes = std::int64_t{q.pieces} * slot + std::int64_t{q.x_slots} * slot;
+          if (static_cast<std::int64_t>(w.bytes) != bytes || bytes > budget || w.bytes + fwd::kRingStaticSmem > kOptinPerBlock ||
+              w.bytes + fwd::kRingStaticSmem + kReservedPerBlock > kPerSM)
+            fail(at + ": staged shared memory " + std::to_string(w.bytes));
+        }
+        ++checked;
       }
     }
   }
-  // fwd.shifted_row: every D it takes; the groups of `lanes` threads (whole warps, at most the
-  // block) hold every chunk a row can span at any lead, the table fits without opting in past
-  // 48 KB, and the declared chain is the longest one counted element by element (column e of a
-  // row is summed in column chunk e / 8 on thread chunk % lanes, at every lead).
+  return checked;
+}
+
+// fwd.shifted_row: every D it takes; the groups of `lanes` threads (whole warps, at most the
+// block) hold every chunk a row can span at any lead, the table fits without opting in past
+// 48 KB, and the declared chain is the longest one counted element by element (column e of a
+// row is summed in column chunk e / 8 on thread chunk % lanes, at every lead).
+long check_forward_shifted_row() {
+  long checked = 0;
   for (std::int64_t d = 1; d <= fwd::kShiftedMaxDim; ++d) {
     const fwd::ShiftedConfig c = fwd::shifted_config(d);
     const std::string at = "fwd shifted D=" + std::to_string(d);
@@ -407,7 +459,11 @@ int main() {
     }
     ++checked;
   }
-  // The leads' period in rows: 16 bytes over gcd(16, the stride's bytes mod 16).
+  return checked;
+}
+
+// The leads' period in rows: 16 bytes over gcd(16, the stride's bytes mod 16).
+void check_forward_shifted_period() {
   struct Period {
     std::int64_t stride;
     std::size_t elem;
@@ -418,6 +474,26 @@ int main() {
     if (fwd::shifted_period(k.stride, k.elem) != k.period)
       fail("fwd shifted period of stride " + std::to_string(k.stride) + " x " + std::to_string(k.elem) + " bytes: " +
            std::to_string(fwd::shifted_period(k.stride, k.elem)) + ", not " + std::to_string(k.period));
+}
+
+}  // namespace
+
+int main() {
+  long checked = 0;
+  for (const std::size_t elem : {std::size_t{2}, std::size_t{4}}) {
+    checked += check_backward_staged(elem);
+    checked += check_backward_streams(elem);
+    checked += check_backward_cluster(elem);
+    checked += check_backward_staged_cluster(elem);
+    checked += check_backward_packed(elem);
+  }
+  check_backward_packed_dg_chain();
+  checked += check_forward_packed();
+  checked += check_forward_registers();
+  checked += check_forward_large_d();
+  checked += check_forward_bulk_ring();
+  checked += check_forward_shifted_row();
+  check_forward_shifted_period();
   std::printf("%s: %ld configurations checked, %d violations\n", failures ? "FAIL" : "ok", checked, failures);
   return failures ? 1 : 0;
 }
