@@ -221,6 +221,20 @@ CaseRun run_case(const harness::Case& c_in, const rmsnorm::Variant& v) {
   return run;
 }
 
+CaseRun run_case_in_detail(const harness::Case& c, const rmsnorm::Variant& v) {
+  CaseRun property = run_case(c, v);
+  if (c.property.empty() || property.verdict == RunVerdict::invalid) return property;
+  harness::Case plain = c;
+  plain.property.clear();
+  CaseRun detail = run_case(plain, v);
+  if (detail.verdict == RunVerdict::skipped || detail.verdict == RunVerdict::invalid) return property;
+  detail.alone = to_string(detail.verdict) + (detail.reason.empty() ? "" : ": " + detail.reason);
+  detail.verdict = property.verdict;
+  detail.reason = std::move(property.reason);
+  detail.property_note = std::move(property.property_note);
+  return detail;
+}
+
 std::vector<const rmsnorm::Variant*> variants_for(const harness::Case& c, const std::string& override_pattern) {
   std::string pattern = override_pattern.empty() ? c.variant : override_pattern;
   if (pattern.empty() || pattern == "*") pattern = "all";
@@ -375,7 +389,8 @@ std::string describe_run(const harness::Case& c, const CaseRun& run, std::size_t
   std::ostringstream out;
   out << o.str();
   out << "result: " << to_string(run.verdict) << (run.reason.empty() ? "" : ": " + run.reason) << "\n";
-  if (run.verdict == RunVerdict::skipped || run.verdict == RunVerdict::invalid) return out.str();
+  if (!run.alone.empty()) out << "the case alone, without " << c.property << ": " << run.alone << "\n";
+  if (run.verdict == RunVerdict::invalid || (run.verdict == RunVerdict::skipped && run.alone.empty())) return out.str();
   const oracle::Profile& p = run.profile;
   out << "profile: " << p.elements << " elements, "
       << fmt("%.2f", p.elements ? 100.0 * static_cast<double>(p.correctly_rounded) / static_cast<double>(p.elements) : 100.0)

@@ -31,6 +31,9 @@ struct CaseRun {
   std::string first_failure;
   std::vector<std::string> expectation_failures;
   std::string property_note;      // "P11: 3 runs bitwise identical", or why it was not replayed
+  // A property case run by run_case_in_detail: the verdict of the same case run alone (no
+  // property), whose inputs, outputs and profile the fields above then hold.
+  std::string alone;
 };
 
 // The rstd a backward case is handed when it carries none: RN32 of the exact r of its x.
@@ -39,6 +42,11 @@ bool fill_backward_rstd(harness::Case& c, std::string& error);
 // Run `c` on `v`. `skipped` when the variant does not do the op, cannot implement the arguments
 // (unsupported, misaligned) or has no device; `invalid` when the case itself is malformed.
 CaseRun run_case(const harness::Case& c, const rmsnorm::Variant& v);
+
+// run_case, and for a case naming a property also the same case alone (the plain check of its
+// inputs on v), so that describe_run can show the inputs, the worst elements and the profile
+// beside the property's verdict, which is the run's verdict.
+CaseRun run_case_in_detail(const harness::Case& c, const rmsnorm::Variant& v);
 
 // Variants a case runs on: `override_pattern` when given, else the case's own pattern; "*" and
 // "all" mean every product variant. Mutants only when the pattern names them ("mutant.*").

@@ -64,7 +64,7 @@ int run_replay(const Args& args) {
   std::vector<std::string> files;
   if (!collect_case_files(paths, files, error)) {
     std::fprintf(stderr, "rmsnorm-cert replay: %s\n", error.c_str());
-    return kExitUsage;
+    return kExitError;
   }
   if (files.empty()) {
     std::fprintf(stderr, "rmsnorm-cert replay: no *.case file under the given paths\n");

@@ -2,8 +2,10 @@
 // (--file), or a seed and an op (--seed, --op: the fuzz loop's step), optionally with shape,
 // types and regimes overridden; it runs on the case's variants (or --variant) and prints the
 // inputs, the outputs, the worst elements against the exact values and the accept range of the
-// first failing one.
+// first failing one. A line that names a property gets the property's verdict, and beside it the
+// same case run alone, for those details.
 #include <cstdio>
+#include <fstream>
 
 #include "case_runner.h"
 #include "command_line.h"
@@ -51,6 +53,10 @@ int run_repro(const Args& args) {
   if (!line.empty()) {
     if (!harness::parse_case(line, c, error)) return cl.usage_exit("bad --line: " + error);
   } else if (!file.empty()) {
+    if (!std::ifstream(file, std::ios::binary)) {
+      std::fprintf(stderr, "rmsnorm-cert repro: %s: cannot be read\n", file.c_str());
+      return kExitError;
+    }
     if (!load_case_file(file, c, error)) return cl.usage_exit(error);
   } else {
     if (op_name.empty()) return cl.usage_exit("--seed needs --op");
@@ -102,7 +108,7 @@ int run_repro(const Args& args) {
   }
   int failed = 0, invalid = 0, ran = 0;
   for (const rmsnorm::Variant* v : variants) {
-    const CaseRun run = run_case(c, *v);
+    const CaseRun run = run_case_in_detail(c, *v);
     std::printf("\n=== %s\n%s", v->name.c_str(), describe_run(c, run, static_cast<std::size_t>(max_elements)).c_str());
     failed += run.verdict == RunVerdict::fail;
     invalid += run.verdict == RunVerdict::invalid;

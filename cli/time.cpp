@@ -18,6 +18,31 @@
 #include "json_writer.h"
 
 namespace cert {
+namespace {
+
+// Whether `v` can run the timed cases here, told before any case is built: at large shapes
+// building and judging them takes minutes, which a variant that cannot run them should not cost.
+rmsnorm::Status can_time(const rmsnorm::Variant& v, rmsnorm::Op op, rmsnorm::DType type, std::int64_t dim,
+                         const rmsnorm::Status& device) {
+  using rmsnorm::Status;
+  if (!v.supports(op)) return Status::fail(Status::Code::unsupported, v.name + " does not implement " + rmsnorm::to_string(op));
+  if (v.dtypes != 0 && !((v.dtypes >> static_cast<int>(type)) & 1u))
+    return Status::fail(Status::Code::unsupported, v.name + " does not claim x of type " + rmsnorm::to_string(type));
+  if (v.conventions != 0 && !((v.conventions >> static_cast<int>(rmsnorm::Convention::standard)) & 1u))
+    return Status::fail(Status::Code::unsupported, v.name + " does not claim the convention standard");
+  const bool backward = op == rmsnorm::Op::backward || op == rmsnorm::Op::add_backward;
+  if (backward && v.dg_weight_type && type != rmsnorm::DType::f32)  // the cases' dg is f32
+    return Status::fail(Status::Code::unsupported, v.name + " writes dg in the weight's type only, not f32");
+  const bool add = op == rmsnorm::Op::add_forward || op == rmsnorm::Op::add_backward;
+  if (!v.declares(dim, type, add))
+    return Status::fail(Status::Code::unsupported, v.name + " declares D in [" + std::to_string(v.min_dim_for(type)) + ", " +
+                                                       std::to_string(v.max_dim_for(type, add)) + "] for " +
+                                                       rmsnorm::to_string(type) + ", not " + std::to_string(dim));
+  if (v.memory == rmsnorm::Memory::device && !device.ok()) return device;
+  return Status::success();
+}
+
+}  // namespace
 
 int run_time(const Args& args) {
   CommandLine cl("time", "time PATTERN [--op OP] [--rows R] [--dim D] [--type T] [--calls N] [--warmup W] [--seed S] [--json]",
@@ -47,12 +72,29 @@ int run_time(const Args& args) {
   if (op != "forward" && op != "add_forward" && !backward)
     return cl.usage_exit("--op wants forward, add_forward, backward or add_backward, got '" + op + "'");
 
+  rmsnorm::Op op_id{};
+  rmsnorm::DType type_id{};
+  if (!rmsnorm::parse(op, op_id)) return cl.usage_exit("unknown op '" + op + "'");
+  if (!rmsnorm::parse(type, type_id)) return cl.usage_exit("--type wants f32, f16 or bf16, got '" + type + "'");
+  const std::vector<const rmsnorm::Variant*> variants = rmsnorm::match_variants(pattern[0]);
+  if (variants.empty()) {
+    std::fprintf(stderr, "rmsnorm-cert time: no variant matches '%s' (rmsnorm-cert list variants)\n", pattern[0].c_str());
+    return kExitUsage;
+  }
+  const rmsnorm::Status device = rmsnorm::device_status();
+  std::vector<rmsnorm::Status> runnable;
+  bool any_runnable = false;
+  for (const rmsnorm::Variant* v : variants) {
+    runnable.push_back(can_time(*v, op_id, type_id, dim, device));
+    any_runnable = any_runnable || runnable.back().ok();
+  }
+
   std::vector<harness::Case> cases;
   // [0]: the warm-up cases, [1]: the timed ones.
   std::vector<oracle::ForwardCase> forward[2];
   std::vector<oracle::BackwardCase> backward_cases[2];
   // Cases [0, W) warm up, [W, W + N) are timed: the seeds run on across both.
-  for (std::int64_t i = 0; i < warmup + calls; ++i) {
+  for (std::int64_t i = 0; any_runnable && i < warmup + calls; ++i) {
     char line[512];
     std::snprintf(line, sizeof line,
                   "op=%s;rows=%lld;dim=%lld;x_type=%s;g_type=%s;%s=%s;convention=standard;eps=1e-6;"
@@ -73,15 +115,10 @@ int run_time(const Args& args) {
     }
     cases.push_back(c);
   }
-  const std::vector<const rmsnorm::Variant*> variants = rmsnorm::match_variants(pattern[0]);
-  if (variants.empty()) {
-    std::fprintf(stderr, "rmsnorm-cert time: no variant matches '%s' (rmsnorm-cert list variants)\n", pattern[0].c_str());
-    return kExitUsage;
-  }
   // The bytes that must move per element, as rmsnorm-bench counts them: x and y (forward), h, o, y
   // and the new h (fused add), x, dy and dx (backward), and dresidual (its fused-add form).
   const double element_bytes =
-      static_cast<double>(rmsnorm::size_of(cases[0].x_type)) * (op == "forward" ? 2 : op == "backward" ? 3 : 4);
+      static_cast<double>(rmsnorm::size_of(type_id)) * (op == "forward" ? 2 : op == "backward" ? 3 : 4);
   const double bytes = element_bytes * static_cast<double>(rows) * static_cast<double>(dim);
 
   bool all_ok = true;
@@ -98,9 +135,14 @@ int run_time(const Args& args) {
     return backward ? harness::time_backward(v, backward_cases[set], harness::Layout{})
                     : harness::time_forward(v, forward[set], harness::Layout{});
   };
-  for (const rmsnorm::Variant* v : variants) {
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    const rmsnorm::Variant* v = variants[k];
     harness::TimedRun t;
-    if (warmup > 0) t = time_set(*v, 0);
+    if (!runnable[k].ok()) {
+      t.status = runnable[k];
+    } else if (warmup > 0) {
+      t = time_set(*v, 0);
+    }
     std::vector<harness::Outcome> outcomes = std::move(t.outcomes);
     if (t.status.ok()) {
       t = time_set(*v, 1);
