@@ -2,8 +2,8 @@
 
 - Certify kernels written in Python (PyTorch, Triton, NumPy): `Kernel`, `certify`, and
   `python -m rmsnorm_cert certify TARGET` (bridge.py, through librmsnorm_cert.so; no compiler).
-- The oracle and the judge on numpy arrays (the compiled module rmsnorm_cert_core, built by this
-  project's CMake when pybind11 is found).
+- The judge API: the oracle and the judge on numpy arrays (the compiled module rmsnorm_cert_core,
+  built by this project's CMake when pybind11 is found, into <build>/python; not by pip install).
 - The HTML report of a certificate directory (`python -m rmsnorm_cert report DIR`).
 
 docs/python.md and docs/certifying-your-kernel.md describe them.
@@ -13,7 +13,7 @@ docs/python.md and docs/certifying-your-kernel.md describe them.
     e = rc.exact(c)                                          # e["y"]["exact"|"rounded"|"lo"|"hi"]
     v = rc.judge(c, y=my_y)                                  # v["passed"], v["worst"], v["repro"]
 """
-from .bridge import Declined, Kernel, certify  # noqa: F401  (ctypes only: always importable)
+from .bridge import CannotRun, Declined, Kernel, certify  # noqa: F401  (ctypes only: always importable)
 
 try:
     import rmsnorm_cert_core as _core
@@ -24,8 +24,10 @@ except ImportError as _e:  # the report needs no compiled module
 
 def _need_core():
     if _core is None:
-        raise ImportError("rmsnorm_cert_core is not built or not on sys.path (build the project with pybind11 "
-                          f"installed and put <build>/python on PYTHONPATH): {_core_error}")
+        raise ImportError("the judge API needs rmsnorm_cert_core, which is not built or not on sys.path: build the "
+                          "project with CMake with pybind11 and Python's headers installed and put <build>/python "
+                          "on PYTHONPATH (pip install ./python does not build it; docs/python.md): "
+                          f"{_core_error}")
     return _core
 
 

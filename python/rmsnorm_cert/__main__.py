@@ -13,6 +13,7 @@ list of Kernels, or a plain forward function (then --array, --device, --dtypes, 
 what it takes). docs/certifying-your-kernel.md describes them.
 """
 import argparse
+import re
 import sys
 
 from . import report
@@ -113,22 +114,37 @@ def main(argv=None):
         return 0
 
     from . import bridge
+    where = f"rmsnorm_cert {args.command}: {args.target}"
     try:
         library, kernels = bridge.load_target(args.target, **_options(args))
+    except bridge.CannotRun as e:  # a missing file or module, an import that fails: could not run
+        print(f"rmsnorm_cert {args.command}: {e}", file=sys.stderr)  # e names the file or module
+        return 3
+    except Exception as e:  # a target that names nothing to certify is bad input, not a crash
+        print(f"{where}: {type(e).__name__}: {e}", file=sys.stderr)
+        return 2
+    pattern = f"plugin.{library}.{getattr(args, 'kernels', '*')}"
+    if args.command == "repro":  # the kernel the line names, when it names one
+        m = re.search(r"variant=(plugin\.[^;'\s]+)", " ".join(rest))
+        pattern = m.group(1) if m else pattern
+    try:
+        # A kernel whose array library is missing could only be skipped or fail every case.
+        bridge.check_imports(bridge.select(library, kernels, pattern))
         bridge.register(library, kernels, f"python -m rmsnorm_cert repro {args.target}")
         # Every certification step runs in a child process of its own, which registers the
         # kernels again: a kernel that crashes fails its step, not the run.
         bridge.set_launcher(["_cli", args.target] + _option_args(args) + ["--"])
-    except Exception as e:  # a target that cannot be loaded is bad input, not a crash
-        print(f"rmsnorm_cert {args.command}: {args.target}: {type(e).__name__}: {e}", file=sys.stderr)
-        return 2
+    except Exception as e:  # no librmsnorm_cert.so, or a kernel table it refuses: could not run
+        text = str(e) if isinstance(e, bridge.CannotRun) else f"{type(e).__name__}: {e}"
+        print(f"{where}: {text}", file=sys.stderr)
+        return 3
     if args.command == "certify":
-        return bridge.run_command(["certify", f"plugin.{library}.{args.kernels}"] + rest)
+        return bridge.run_command(["certify", pattern] + rest)
     if args.command == "repro":
         return bridge.run_command(["repro"] + rest)
     if args.command == "time":
-        return bridge.run_command(["time", f"plugin.{library}.{args.kernels}"] + rest)
-    return bridge.run_command(["replay", "--variant", f"plugin.{library}.{args.kernels}"] + rest)
+        return bridge.run_command(["time", pattern] + rest)
+    return bridge.run_command(["replay", "--variant", pattern] + rest)
 
 
 if __name__ == "__main__":

@@ -91,8 +91,9 @@ class Kernel:
     A backward taking a `dg_dtype` keyword is told the type dweight is wanted in (fp32 or the
     weight's: a torch dtype, or a name for NumPy kernels).
 
-    weight is None under the no_weight convention. A kernel claiming several conventions gets
-    convention="standard" | "llama" | "gemma" | "no_weight" as a keyword. Outputs are returned
+    weight is None under the no_weight convention. A kernel claiming several conventions (or all:
+    conventions=()) gets convention="standard" | "llama" | "gemma" | "no_weight" as a keyword.
+    docs/python.md has a table of every field. Outputs are returned
     (or written into the inputs, and returned); the bridge copies them into the harness's buffers,
     converting only where that is exact (a bf16 dweight into an fp32 buffer, never the reverse).
     """
@@ -103,11 +104,12 @@ class Kernel:
     add_forward_quant: Optional[Callable] = None
     backward: Optional[Callable] = None
     add_backward: Optional[Callable] = None
-    array: str = "torch"          # "torch" (tensors) or "numpy" (arrays of the values, host memory)
+    array: str = "torch"          # "torch" (tensors) or "numpy" (arrays of the values, host memory): say "numpy"
+                                  # for a NumPy kernel (a torch one needs torch, and a CUDA device on "cuda")
     device: str = "cuda"          # torch only: "cuda" or "cpu"
-    dtypes: Sequence[str] = ("f32", "f16", "bf16")
-    conventions: Sequence[str] = ("standard",)
-    quant_modes: Sequence[str] = ()
+    dtypes: Sequence[str] = ("f32", "f16", "bf16")  # empty: all three
+    conventions: Sequence[str] = ("standard",)       # empty: all four
+    quant_modes: Sequence[str] = ()                  # FP8 modes; empty: none
     min_dim: int = 1
     max_dim: int = 0              # 0: no bound
     alignment: int = 0            # bytes every row start and pitch must be a multiple of
@@ -125,6 +127,12 @@ class Kernel:
 
 class Declined(Exception):
     """Raise from a kernel to decline a case it does not take (counted as not checked)."""
+
+
+class CannotRun(RuntimeError):
+    """The target's kernels cannot run here: its file or module is missing, an import it needs
+    fails (torch for an array="torch" kernel), or librmsnorm_cert.so cannot be found or loaded.
+    `python -m rmsnorm_cert` exits 3 ("could not run") with the message."""
 
 
 # --- memory views ------------------------------------------------------------------------------
@@ -355,7 +363,8 @@ class _Entry:
         return fn
 
     def _kwargs(self, convention):
-        return {"convention": CONVENTION_NAMES[convention]} if len(self.k.conventions) > 1 else {}
+        # One convention claimed: the kernel knows it. Several, or none (every one): it is told.
+        return {"convention": CONVENTION_NAMES[convention]} if len(self.k.conventions) != 1 else {}
 
     def forward(self, args_p, buf, size):
         a = args_p.contents
@@ -506,31 +515,47 @@ _lib = None
 _state = {"registered": None, "ran": False, "tables": []}
 
 
+def _build_glob():
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return os.path.join(root, "build", "*", "cli", "librmsnorm_cert.so")
+
+
 def library_path():
     """librmsnorm_cert.so: $RMSNORM_CERT_LIB, beside this package (installed), or the newest in a
-    build tree of this source tree (build/*/cli/)."""
+    build tree of this source tree (build/*/cli/). Raises CannotRun, saying where it looked."""
     env = os.environ.get("RMSNORM_CERT_LIB")
     if env:
+        if not os.path.isfile(env):
+            raise CannotRun(f"RMSNORM_CERT_LIB={env}: no such file (point it at the librmsnorm_cert.so of a build, "
+                            "e.g. build/ci/cli/librmsnorm_cert.so, or unset it to search beside the package and in "
+                            "build/*/cli/)")
         return env
     here = os.path.dirname(os.path.abspath(__file__))
     beside = os.path.join(here, "librmsnorm_cert.so")
     if os.path.exists(beside):
         return beside
-    root = os.path.dirname(os.path.dirname(here))
-    found = glob.glob(os.path.join(root, "build", "*", "cli", "librmsnorm_cert.so"))
+    found = glob.glob(_build_glob())
     if not found:
-        raise FileNotFoundError("librmsnorm_cert.so not found: build this project (cmake --build ... --target "
-                                "rmsnorm_cert) or name it in RMSNORM_CERT_LIB")
+        raise CannotRun(f"librmsnorm_cert.so not found: RMSNORM_CERT_LIB is not set, none is beside the package "
+                        f"({beside}: pip install ./python puts it there) and none in {_build_glob()}. Build the "
+                        "target rmsnorm_cert (cmake --build BUILD --target rmsnorm_cert), or name the library: "
+                        "RMSNORM_CERT_LIB=/path/to/librmsnorm_cert.so")
     return max(found, key=os.path.getmtime)
 
 
 def _library():
     global _lib
     if _lib is None:
-        _lib = ctypes.CDLL(library_path())
-        _lib.rmsnorm_cert_register.argtypes = [ctypes.POINTER(_Plugin), ctypes.c_char_p, ctypes.c_char_p,
-                                               ctypes.c_size_t]
-        _lib.rmsnorm_cert_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        path = library_path()
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError as e:
+            via = " (RMSNORM_CERT_LIB)" if os.environ.get("RMSNORM_CERT_LIB") else ""
+            raise CannotRun(f"cannot load {path}{via}: {e}") from e
+        lib.rmsnorm_cert_register.argtypes = [ctypes.POINTER(_Plugin), ctypes.c_char_p, ctypes.c_char_p,
+                                              ctypes.c_size_t]
+        lib.rmsnorm_cert_main.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
+        _lib = lib
     return _lib
 
 
@@ -571,18 +596,34 @@ def run_command(argv: Sequence[str]) -> int:
 def load_target(spec: str, **options):
     """(library, kernels) from "path/file.py[:attr]" or "module[:attr]": the attribute (default:
     the module) is an adapter module (KERNELS, optional LIBRARY), a Kernel, a list of Kernels, or a
-    plain function, certified as a forward with `options` (Kernel fields)."""
+    plain function, certified as a forward with `options` (Kernel fields). Raises CannotRun when
+    the file or module is missing or importing it fails for want of a module."""
     path, _, attr = spec.partition(":") if not os.path.exists(spec) else (spec, "", "")
-    if path.endswith(".py") or os.path.exists(path):
+    if path.endswith(".py") or os.sep in path or os.path.exists(path):
+        if not os.path.exists(path):
+            raise CannotRun(f"{path}: no such file (a target is path/to/adapter.py[:attr] or module[:attr])")
+        if not os.path.isfile(path):
+            raise ValueError(f"{path} is not a Python file")
         name = os.path.splitext(os.path.basename(path))[0]
         mod_spec = importlib.util.spec_from_file_location(name, path)
         if mod_spec is None:
             raise ImportError(f"cannot load {path}")
         module = importlib.util.module_from_spec(mod_spec)
         sys.modules[name] = module
-        mod_spec.loader.exec_module(module)
+        try:
+            mod_spec.loader.exec_module(module)
+        except ImportError as e:
+            sys.modules.pop(name, None)
+            raise CannotRun(f"{path}: importing it failed: {type(e).__name__}: {e}") from e
     else:
-        module = importlib.import_module(path)
+        try:
+            module = importlib.import_module(path)
+        except ImportError as e:
+            missing = getattr(e, "name", None)
+            if isinstance(e, ModuleNotFoundError) and missing and (path == missing or path.startswith(missing + ".")):
+                raise CannotRun(f"no module named '{path}' on sys.path (name a file as path/to/adapter.py, or "
+                                "add its directory to PYTHONPATH)") from e
+            raise CannotRun(f"{path}: importing it failed: {type(e).__name__}: {e}") from e
     obj = module
     for part in filter(None, attr.split(".")):
         obj = getattr(obj, part)
@@ -598,13 +639,59 @@ def resolve(obj, **options):
     kernels = getattr(obj, "KERNELS", None)
     if kernels is not None:
         kernels = list(kernels)
-        if not kernels:
-            raise ValueError(f"{getattr(obj, '__name__', obj)}.KERNELS is empty: "
-                             f"{getattr(obj, 'UNAVAILABLE', 'nothing to certify')}")
+        if not kernels:  # an adapter whose library is missing here (UNAVAILABLE says which)
+            raise CannotRun(f"{getattr(obj, '__name__', obj)}.KERNELS is empty: "
+                            f"{getattr(obj, 'UNAVAILABLE', None) or 'nothing to certify'}")
         return getattr(obj, "LIBRARY", "python"), kernels
     if callable(obj):
         return "python", [Kernel(name=getattr(obj, "__name__", "kernel"), forward=obj, **options)]
     raise TypeError(f"{obj!r} is no adapter module, Kernel, list of Kernels or function")
+
+
+def _glob_one(p, s):
+    # '*' any run, '?' any one character: the tool's glob (kernels/common/registry.cpp).
+    i = j = 0
+    star, mark = -1, 0
+    while j < len(s):
+        if i < len(p) and (p[i] == "?" or p[i] == s[j]):
+            i, j = i + 1, j + 1
+        elif i < len(p) and p[i] == "*":
+            star, mark, i = i, j, i + 1
+        elif star >= 0:
+            i, mark = star + 1, mark + 1
+            j = mark
+        else:
+            return False
+    while i < len(p) and p[i] == "*":
+        i += 1
+    return i == len(p)
+
+
+def select(library: str, kernels: Sequence[Kernel], pattern: str):
+    """The kernels whose variant names (plugin.<library>.<name>) the tool's PATTERN matches: one
+    glob or several separated by commas, as `rmsnorm-cert certify PATTERN` reads it."""
+    return [k for k in kernels if any(_glob_one(p, f"plugin.{library}.{k.name}") for p in pattern.split(","))]
+
+
+def check_imports(kernels: Sequence[Kernel]):
+    """Raises CannotRun when the array library of some kernel cannot be imported in this
+    interpreter: without torch an array="torch" kernel (the default) would be listed as skipped
+    for want of a CUDA device, or fail every case, when the fix is array="numpy" or torch."""
+    for array in ("torch", "numpy"):
+        ks = [k for k in kernels if k.array == array]
+        if not ks:
+            continue
+        try:
+            importlib.import_module(array)
+        except ImportError as e:
+            names = ", ".join(k.name for k in ks)
+            if array == "torch":
+                raise CannotRun(f"{names}: array='torch' (the Kernel default) but torch cannot be imported in "
+                                f"{sys.executable} ({type(e).__name__}: {e}): pass array='numpy' to Kernel for a "
+                                "NumPy kernel (--array numpy for a plain function), or install torch for this "
+                                "interpreter") from e
+            raise CannotRun(f"{names}: array='numpy' but numpy cannot be imported in {sys.executable} "
+                            f"({type(e).__name__}: {e})") from e
 
 
 def _option_flags(options):
@@ -632,6 +719,8 @@ def certify(target, *, cases=100, property_cases=None, seed=None, out="certifica
 
     target: a function (a forward; `options` are Kernel fields: array, device, dtypes, rstd, ...),
     a Kernel, a list of Kernels, an adapter module, or a "path.py[:attr]" / "module[:attr]" string.
+    Raises CannotRun when the target, an import it needs (torch for array="torch" kernels) or
+    librmsnorm_cert.so is missing.
     """
     if isinstance(target, str):
         library, ks = load_target(target, **options)
@@ -650,6 +739,7 @@ def certify(target, *, cases=100, property_cases=None, seed=None, out="certifica
         flags = _option_flags(options)
         if spec and flags is not None:
             set_launcher(["_cli", spec] + flags + ["--"])
+    check_imports(select(library, ks, f"plugin.{library}.{kernels}"))
     register(library, ks, origin)
     argv = ["certify", f"plugin.{library}.{kernels}", "--cases", cases, "--out", out]
     if property_cases is not None:

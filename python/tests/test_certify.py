@@ -1,7 +1,8 @@
 """Python kernels certified through the bridge (python -m rmsnorm_cert certify): a correct NumPy
 kernel passes, the lecture's eps-outside-the-root kernel fails with a repro line that replays the
-failure against it, a kernel that raises fails case by case without ending the run, and bad
-targets are refused with exit status 2. Exits 77 (skipped) without numpy.
+failure against it, a kernel that raises fails case by case without ending the run, a target
+naming nothing is refused with exit status 2 and a missing one with 3 (test_cli_errors.py checks
+the rest of what cannot run). Exits 77 (skipped) without numpy.
 
     python3 python/tests/test_certify.py OUT_DIR     (PYTHONPATH=python, RMSNORM_CERT_LIB=...)
 """
@@ -79,11 +80,11 @@ check(bool(crashed) and all(t["repro"].startswith("python -m rmsnorm_cert repro"
 check(all("forward_segfaults" in t["message"] for t in crashed), "and the Python stack where the process died")
 check(any(t["verdict"] == "pass" for t in seg["properties"]["tests"]), "and the others still ran")
 
-# A target that cannot be loaded is bad input.
+# A target naming nothing is bad input; a missing one could not run.
 rc, text = run(["certify", f"{KERNELS}:NOT_THERE"])
 check(rc == 2 and "NOT_THERE" in text, f"a missing attribute is refused with exit 2 ({text.strip()[:120]})")
 rc, text = run(["certify", os.path.join(HERE, "no_such_file.py")])
-check(rc == 2, "a missing file is refused with exit 2")
+check(rc == 3 and "no such file" in text, f"a missing file is refused with exit 3 ({text.strip()[:120]})")
 
 print(f"python certify: {'PASS' if not failures else 'FAIL'} ({len(failures)} failed)")
 sys.exit(1 if failures else 0)
