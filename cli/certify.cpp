@@ -368,8 +368,9 @@ int write_failed(const std::string& error) {
 // here ran, and there was at least one.
 int final_status(const RunRecord& r, const std::string& out_dir) {
   const double total_s = r.elapsed();
+  const char* verdict = r.lines.empty() ? "none" : r.all_ok ? "all pass" : "FAILURES";
   std::printf("certify: %zu certified (%s), %zu skipped, %zu not run, %.1f s; certificates in %s/\n", r.lines.size(),
-              r.all_ok ? "all pass" : "FAILURES", r.skipped.size(), r.not_run.size(), total_s, out_dir.c_str());
+              verdict, r.skipped.size(), r.not_run.size(), total_s, out_dir.c_str());
   if (r.lines.empty()) {
     std::printf("certify: nothing could be certified on this machine\n");
     return kExitFailed;
