@@ -498,9 +498,12 @@ std::string md_escape(std::string s) {
   return out;
 }
 
-// "19 checked of 20 asked (95.0%)"; tests without a report line: "20 asked".
+// "19 checked of 20 asked (95.0%)"; a failed property's: "failed after 3 checked of 20 asked" (the
+// draws that held before the failing one); tests without a report line: "20 asked".
 std::string cases_cell(const PropertyResult& r) {
   if (r.checked_share() < 0) return std::to_string(r.cases_asked >= 0 ? r.cases_asked : r.cases_requested) + " asked";
+  if (r.verdict == PropertyVerdict::fail)
+    return "failed after " + std::to_string(r.cases_checked) + " checked of " + std::to_string(r.cases_asked) + " asked";
   return std::to_string(r.cases_checked) + " checked of " + std::to_string(r.cases_asked) + " asked (" +
          fmt("%.1f", 100.0 * r.checked_share()) + "%)";
 }
