@@ -35,7 +35,7 @@ rmsnorm::Status can_time(const rmsnorm::Variant& v, rmsnorm::Op op, rmsnorm::DTy
   const bool backward = op == rmsnorm::Op::backward || op == rmsnorm::Op::add_backward;
   if (backward && v.dg_weight_type && type != rmsnorm::DType::f32)  // the cases' dg is f32
     return Status::fail(Status::Code::unsupported, v.name + " writes dg in the weight's type only, not f32");
-  const bool add = op == rmsnorm::Op::add_forward || op == rmsnorm::Op::add_backward;
+  const bool add = rmsnorm::has_residual(op);
   if (!v.declares(dim, type, add))
     return Status::fail(Status::Code::unsupported, v.name + " declares D in [" + std::to_string(v.min_dim_for(type)) +
                                                        ", " + std::to_string(v.max_dim_for(type, add)) + "] for " +
@@ -87,10 +87,11 @@ bool parse_options(CommandLine& cl, const Args& args, TimeOptions& o, int& exit_
   };
   std::string error;
   if (!cl.parse(args, error)) return stop(error);
-  o.backward = o.op == "backward" || o.op == "add_backward";
-  if (o.op != "forward" && o.op != "add_forward" && !o.backward)
+  using rmsnorm::Op;
+  if (!rmsnorm::parse(o.op, o.op_id) ||
+      (o.op_id != Op::forward && o.op_id != Op::add_forward && o.op_id != Op::backward && o.op_id != Op::add_backward))
     return stop("--op wants forward, add_forward, backward or add_backward, got '" + o.op + "'");
-  if (!rmsnorm::parse(o.op, o.op_id)) return stop("unknown op '" + o.op + "'");
+  o.backward = o.op_id == Op::backward || o.op_id == Op::add_backward;
   if (!rmsnorm::parse(o.type, o.type_id)) return stop("--type wants f32, f16 or bf16, got '" + o.type + "'");
   return true;
 }
