@@ -139,7 +139,8 @@ inline std::int64_t smem_cache_budget(int blocks_per_sm = 1) {
 // A forward variant is a struct (kernels/cuda/variants/fwd_*.cuh) with:
 //   kName, kAlias (an older name, or nullptr), kRank (its place in dispatch order: lower first),
 //   kDescription, kOps (of kAllOps), kQuantPath (every op has FP8 outputs: its mutants carry their
-//   bugs there), kDimMin, kDimMax, kF32DimMax (0: as kDimMax), kLayout, Mutants (a MutantList),
+//   bugs there), kDimMin, kDimMax, kF32DimMax (0: as kDimMax), optionally kF32AddDimMax (the fused add's
+//   narrower fp32 limit), kLayout, Mutants (a MutantList),
 //   shape(D) (its row reduction's AccumShape), refuse<M>(a, who) (its own refusals, after the
 //   checks every variant makes; RowLayout::aligned adds the alignment check after them) and
 //   run<M>(a) (its launcher, on run_variant).

@@ -5,7 +5,9 @@
 // fwd_* in kernels/cuda/variants/.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -13,6 +15,14 @@
 #include "registration.h"
 
 namespace rmsnorm::cuda::fwd {
+
+// V::kF32AddDimMax, where V declares it: the widest fp32 row of its fused add, where that is
+// narrower than kF32DimMax (fwd.bulk_ring: its o ring takes a slot of the row's); 0 otherwise.
+template <typename V, typename = void>
+struct f32_add_max_dim_of : std::integral_constant<std::int64_t, 0> {};
+template <typename V>
+struct f32_add_max_dim_of<V, std::void_t<decltype(V::kF32AddDimMax)>>
+    : std::integral_constant<std::int64_t, V::kF32AddDimMax> {};
 
 // Only the (mutant, variant) pair named here is referenced, so only its launcher is instantiated,
 // in the unit that names it.
@@ -31,6 +41,7 @@ Variant make_forward(std::string name, std::string description) {
   v.min_dim = V::kDimMin;
   v.max_dim = V::kDimMax;
   v.f32_max_dim = V::kF32DimMax;
+  v.f32_add_max_dim = f32_add_max_dim_of<V>::value;
   // M19 takes misaligned rows down the vector path: it claims any alignment, so draws reach it.
   v.aligned_rows = V::kLayout == RowLayout::aligned && M != Mutant::M19_misaligned_as_aligned;
   v.shared_frame = V::kLayout == RowLayout::shared_frame;

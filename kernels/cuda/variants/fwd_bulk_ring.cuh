@@ -53,6 +53,7 @@ inline constexpr std::size_t kRingStaticSmem = 2 * kRingMaxSlots * (2 * sizeof(s
 // slots of a 16-bit row, 7 of fp32 (the fused add one less); can_implement decides per device.
 inline constexpr std::int64_t kRingMaxDim16 = 14 * kRingSlotChunks * kChunk;
 inline constexpr std::int64_t kRingMaxDim32 = 7 * kRingSlotChunks * kChunk;
+inline constexpr std::int64_t kRingMaxDim32Add = kRingMaxDim32 - kRingSlotChunks * kChunk;
 // Held rows: 16-bit rows of at most this many pieces are kept in registers
 // from the first pass on (8 chunks a thread, 32 registers), so a slot is let go once read.
 inline constexpr int kRingHeldPieces = 8;
@@ -419,6 +420,7 @@ struct fwd_bulk_ring {
   static constexpr std::uint32_t kOps = kPlainOps;
   static constexpr bool kQuantPath = false;
   static constexpr std::int64_t kDimMin = 1, kDimMax = kRingMaxDim16, kF32DimMax = kRingMaxDim32;
+  static constexpr std::int64_t kF32AddDimMax = kRingMaxDim32Add;
   static constexpr RowLayout kLayout = RowLayout::aligned;
   using Mutants = MutantList<Mutant::M1_padded_divisor, Mutant::M3_low_precision_sum, Mutant::M9_tail_overread,
                              Mutant::M18_missing_barrier, Mutant::M19_misaligned_as_aligned>;
