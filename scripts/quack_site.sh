@@ -10,14 +10,15 @@
 # The CuTe DSL's compiler wheel (nvidia-cutlass-dsl-libs-cu13, 92 MB) holds two shared libraries,
 # already stripped: the MLIR bindings (193 MB, 50 MB as xz -9) and the runtime (44 MB, 14 MB as
 # xz). part1 is the first alone; part2 the second, the rest of that wheel and the small wheels
-# (QuACK, the DSL's Python side, tvm-ffi, its DLPack extension, einops, and cuda-bindings,
+# (QuACK, the DSL's Python side (its libs-base and libs-core wheels: `cutlass.cutlass_dsl` is in
+# the latter), tvm-ffi, its DLPack extension, einops, and cuda-bindings,
 # protobuf and typing-extensions, which unpack only where the host's Python lacks them).
 set -euo pipefail
 QUACK_VERSION=${QUACK_VERSION:-0.6.5}
 DSL_VERSION=${DSL_VERSION:-4.8.1}
 IR_SO=nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir/_mlir_libs/_cutlass_ir.cu13.cpython-312-x86_64-linux-gnu.so
 RT_SO=nvidia_cutlass_dsl/cu13/lib/libcute_dsl_runtime.so
-SMALL="quack_kernels nvidia_cutlass_dsl-$DSL_VERSION nvidia_cutlass_dsl_libs_base apache_tvm_ffi torch_c_dlpack_ext einops"
+SMALL="quack_kernels nvidia_cutlass_dsl-$DSL_VERSION nvidia_cutlass_dsl_libs_base nvidia_cutlass_dsl_libs_core apache_tvm_ffi torch_c_dlpack_ext einops"
 # module:wheel, unpacked only where the host cannot import the module
 IF_MISSING="cuda.bindings:cuda_bindings google.protobuf:protobuf typing_extensions:typing_extensions"
 
@@ -30,7 +31,8 @@ pack() {
   # The GPU host's Python (3.12, x86-64, glibc 2.28 or newer), whatever runs this script.
   pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 --platform manylinux_2_28_x86_64 \
     -d "$tmp/w" "quack-kernels==$QUACK_VERSION" "nvidia-cutlass-dsl==$DSL_VERSION" \
-    "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" "nvidia-cutlass-dsl-libs-cu13==$DSL_VERSION" \
+    "nvidia-cutlass-dsl-libs-base==$DSL_VERSION" "nvidia-cutlass-dsl-libs-core==$DSL_VERSION" \
+    "nvidia-cutlass-dsl-libs-cu13==$DSL_VERSION" \
     "apache-tvm-ffi<0.2" torch-c-dlpack-ext einops cuda-bindings protobuf typing-extensions
   python3 -m zipfile -e "$tmp"/w/nvidia_cutlass_dsl_libs_cu13-*.whl "$tmp/libs"
   xz -T0 -9 -c "$tmp/libs/$IR_SO" > "$dir/part1/ir.so.xz"
