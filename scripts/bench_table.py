@@ -20,13 +20,15 @@ several rows for one shape and side (several variants or runs), the best of them
 
 --markdown prints the same as the generated part of docs/performance.md; --doc PATH rewrites
 that part of PATH in place (between its BEGIN and END markers), and attaches to every miss the
-first row of the doc's own "why" table (its section WHY_HEADING: | op | R | D | why |, op a
-comma list or *, R and D a value, a range lo-hi, lo+ or *) that covers it; a miss no row covers
-is listed as unexplained. --about TEXT: the run's line (device, commit, date) in the doc.
+first row of the doc's own "why" table (its section WHY_HEADING: | against | op | R | D | ours |
+why |, op a comma list or *, R and D a value, a range lo-hi, lo+ or *, ours the variant that ran
+the shape, a comma list of fnmatch globs or *; a table without the ours column covers every
+variant) that covers it; a miss no row covers is listed as unexplained. --about TEXT: the run's line (device, commit, date) in the doc.
 
 Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]"""
 import argparse
 import csv
+import fnmatch
 import re
 import statistics
 import sys
@@ -266,24 +268,28 @@ def _covers(spec, value):
 
 
 def why_rows(doc_text):
-    """The rows of the doc's why table: (against, ops, R, D, why), in order."""
+    """The rows of the doc's why table: (against, ops, R, D, ours, why), in order (ours '*' where
+    the table has no ours column)."""
     if WHY_HEADING not in doc_text:
         return []
     section = doc_text.split(WHY_HEADING, 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.lstrip().startswith("|") or len(cells) != 5 or cells[0] in ("against", "") or set(cells[0]) <= set("-: "):
+        if not line.lstrip().startswith("|") or len(cells) not in (5, 6) or cells[0] in ("against", "") \
+                or set(cells[0]) <= set("-: "):
             continue
-        rows.append(tuple(cells))
+        rows.append(tuple(cells) if len(cells) == 6 else tuple(cells[:4]) + ("*", cells[4]))
     return rows
 
 
-def why_of(rows, against, op, R, D):
-    for vs, ops, rs, ds, why in rows:
+def why_of(rows, against, op, R, D, variant="*"):
+    for vs, ops, rs, ds, ours, why in rows:
         if vs not in ("*", against):
             continue
         if ops != "*" and op not in [o.strip() for o in ops.split(",")]:
+            continue
+        if ours != "*" and not any(fnmatch.fnmatchcase(variant, g.strip().strip("`")) for g in ours.split(",")):
             continue
         if _covers(rs, R) and _covers(ds, D):
             return why
@@ -401,7 +407,7 @@ def markdown(ours, peers, about, whys):
         w("| target | op | R x D | measured | ours | why |")
         w("| --- | --- | --- | --- | --- | --- |")
         for against, name, op, R, D, what, var in misses:
-            why = why_of(whys, against, op, R, D)  # R = D = 0: a median's miss, covered by * rows only
+            why = why_of(whys, against, op, R, D, var)  # R = D = 0: a median's miss, covered by * rows only
             unexplained += why is None
             w(f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {why or '**unexplained**'} |")
     w("")

@@ -341,6 +341,7 @@ with tempfile.TemporaryDirectory() as tmp:
         f.write("# P\n\nprose kept\n\n" + table.BEGIN + "\nold table\n" + table.END + "\n\n" + table.WHY_HEADING
                 + "\n\n| against | op | R | D | why |\n| --- | --- | --- | --- | --- |\n"
                 + "| copy | * | 32768+ | 1025 | issue-bound (measured) |\n"
+                + "| copy | forward_quant | * | * | fwd.nothing_*, bwd.* | another kernel's reason |\n"
                 + "| peer | add_forward | 4096-8192 | * | compile's fused kernel (measured) |\n")
     r = subprocess.run([sys.executable, TABLE_PY, "--doc", doc, "--about", "test run", b, p], capture_output=True, text=True)
     text = open(doc).read()
@@ -354,7 +355,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(any("32768 x 1025" in v and "issue-bound" in v for v in miss_lines), "a miss gets the why row that covers it")
     check(any("add_forward" in v and "compile's fused kernel" in v for v in miss_lines), "a peer miss gets its peer row")
     check(any("| forward_quant | 8192 x 4096 |" in v and "**unexplained**" in v for v in miss_lines),
-          "a miss no row covers is unexplained")
+          "a miss no row covers is unexplained (a row for other variants does not cover it)")
+    rows6 = table.why_rows(table.WHY_HEADING + "\n\n| against | op | R | D | ours | why |\n| --- | --- | --- | --- | --- | --- |\n"
+                           + "| copy | forward | * | 4096 | fwd.block_row, fwd.warp_* | registers |\n")
+    check(rows6 == [("copy", "forward", "*", "4096", "fwd.block_row, fwd.warp_*", "registers")]
+          and table.why_of(rows6, "copy", "forward", 8192, 4096, "fwd.warp_row") == "registers"
+          and table.why_of(rows6, "copy", "forward", 8192, 4096, "fwd.large_d") is None,
+          "a why row's ours column names the variants it covers (globs)")
     # Unexplained: the forward median, the FP8 forward per token, R = 1 forward at 0.70 (the odd-width
     # and peer misses have rows).
     check("3 miss(es) without a why row" in r.stdout, f"the count of unexplained misses ({r.stdout.strip()})")
