@@ -590,6 +590,7 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
       {{114688, 140, DType::bf16, Quant::none, false}, 0},          {{106496, 140, DType::bf16, Quant::none, true}, 16},
       {{65531, 300, DType::bf16, Quant::none, false}, 5},           {{8193, 600, DType::f16, Quant::none, true}, 7},
       {{40000, 300, DType::f32, Quant::none, true}, 0},             {{57344, 150, DType::f32, Quant::none, false}, 0},
+      {{49152, 150, DType::f32, Quant::none, true}, 0},
       {{1000, 3000, DType::bf16, Quant::none, true}, 0},            {{8, 5000, DType::f16, Quant::none, true}, 0},
       {{16384, 2000, DType::bf16, Quant::none, false}, 0},          {{32768, 400, DType::bf16, Quant::none, true}, 0},
       {{49157, 300, DType::f16, Quant::none, true}, 3},             {{8193, 600, DType::bf16, Quant::none, false}, 7},
@@ -601,6 +602,17 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
   // FP8 outputs, and beyond the ring a row of more pieces than slots: declined with the reason.
   for (Quant q : {Quant::dynamic_token, Quant::per_block}) {
     const oracle::ForwardCase c = make_case(rows_spec({65536, 2, DType::bf16, q, true}));
+    const harness::Outcome out = harness::run_forward(*v, c, {});
+    INFO(out.summary());
+    CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
+  }
+  // fp32 rows of the fused add: o takes one of the row's slots, so the widest declared is one slot
+  // under the plain forward's (49152 above runs it); one chunk more is declined, and the draws
+  // that aim at the variant (certify, the property suite) stay inside the declaration.
+  CHECK(v->max_dim_for(DType::f32, /*add=*/true) == 49152);
+  CHECK(v->max_dim_for(DType::f32) == 57344);
+  {
+    const oracle::ForwardCase c = make_case(rows_spec({49160, 2, DType::f32, Quant::none, true}));
     const harness::Outcome out = harness::run_forward(*v, c, {});
     INFO(out.summary());
     CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
