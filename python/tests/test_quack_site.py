@@ -16,7 +16,9 @@ IR = "nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir/_mlir_libs/_cutlass_ir.cu13.
 RT = "nvidia_cutlass_dsl/cu13/lib/libcute_dsl_runtime.so"
 WHEELS = {"quack_kernels-0.6.5-py3-none-any.whl": "quack/__init__.py",
           "nvidia_cutlass_dsl-4.8.1-py3-none-any.whl": "nvidia_cutlass_dsl_packages.pth",
-          "nvidia_cutlass_dsl_libs_base-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl": "nvidia_cutlass_dsl/dsl_packages/cutlass/__init__.py",
+          "nvidia_cutlass_dsl_libs_base-4.8.1-cp312-cp312-manylinux_2_28_x86_64.whl": "nvidia_cutlass_dsl/dsl_packages/cutlass/_mlir/__init__.py",
+          # The DSL's Python side (cutlass, cutlass.cutlass_dsl): without it quack does not import.
+          "nvidia_cutlass_dsl_libs_core-4.8.1-py3-none-any.whl": "nvidia_cutlass_dsl/dsl_packages/cutlass/cutlass_dsl/__init__.py",
           "apache_tvm_ffi-0.1.15-cp312-cp312-manylinux_2_28_x86_64.whl": "tvm_ffi/__init__.py",
           "torch_c_dlpack_ext-0.1.5-cp312-cp312-manylinux_2_28_x86_64.whl": "torch_c_dlpack_ext/__init__.py",
           "einops-0.8.2-py3-none-any.whl": "einops/__init__.py",
