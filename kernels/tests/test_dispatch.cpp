@@ -263,6 +263,19 @@ TEST_CASE("forward dispatch rules: fwd.bulk_ring takes 16-bit rows of 40960 < D:
 
 // fwd.cluster_row's dispatch rules alone (its capability check asks the device for cluster launch:
 // test_gpu_forward checks the dispatcher's choice), its FP8 branch included.
+// What fwd.bulk_ring declares is what draws aimed at it take (certify, the property suite): its
+// fp32 rows fill 7 ring slots, and under the fused add o takes one of them. A wider declaration
+// sends draws the ring declines, and certify fails the variant on its coverage floor.
+TEST_CASE("fwd.bulk_ring declares the fp32 widths its ring holds: 57344, 49152 under the fused add", "[host]") {
+  const rmsnorm::Variant* ring = rmsnorm::find_variant("fwd.bulk_ring");
+  REQUIRE(ring != nullptr);
+  CHECK(ring->max_dim_for(DType::f32) == 57344);
+  CHECK(ring->max_dim_for(DType::f32, /*add=*/true) == 49152);
+  CHECK_FALSE(ring->declares(49160, DType::f32, /*add=*/true));
+  CHECK(ring->declares(57344, DType::f32));
+  CHECK(ring->max_dim_for(DType::bf16, /*add=*/true) == ring->max_dim_for(DType::bf16));
+}
+
 TEST_CASE("forward dispatch rules of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("fwd.cluster_row");
   REQUIRE(cluster != nullptr);
