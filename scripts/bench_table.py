@@ -23,7 +23,8 @@ that part of PATH in place (between its BEGIN and END markers), and attaches to 
 first row of the doc's own "why" table (its section WHY_HEADING: | against | op | R | D | ours |
 why |, op a comma list or *, R and D a value, a range lo-hi, lo+ or *, ours the variant that ran
 the shape, a comma list of fnmatch globs or *; a table without the ours column covers every
-variant) that covers it; a miss no row covers is listed as unexplained. --about TEXT: the run's line (device, commit, date) in the doc.
+variant) that covers it; a miss no row covers is listed as unexplained. --about TEXT: the run's
+line (device, commit, date) in the doc.
 
 Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]"""
 import argparse
