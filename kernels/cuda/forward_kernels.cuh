@@ -420,9 +420,10 @@ inline constexpr int regs_min_blocks =
 // is a kernel of its own, launched where it is faster (run_block_row): a kernel argument on every
 // instance would move their registers too.
 //
-// lean_y (fwd.block_row's FP8 forms of 16-bit rows past 8192, fwd_regs_lean_y_kernel): y is not
-// held through the scale (the row's 4 chunks of fp32 y would take 32 registers a thread, past the
-// 64 that two 512-thread blocks per SM allow). With a dynamic per-token scale the row-sum pass
+// lean_y (fwd.block_row's FP8 forms of 16-bit rows past 8192, and its per-block scales of narrower
+// rows past the few-row form, fwd_regs_lean_y_kernel): y is not held through the scale (the row's 4
+// chunks of fp32 y would take 32 registers a thread, past the 64 that two 512-thread blocks per SM
+// allow; at D <= 8192 the held-y kernel's 80 registers fit a quarter fewer rows an SM). With a dynamic per-token scale the row-sum pass
 // reads the weights too and the amax comes from fused_amax, so y is formed once, in the quantizing
 // pass (the weights read a second time, from L1); only its fallback (hw_max below 2^-126) forms y
 // for the amax and again to quantize (the same operations on the same operands: the same bits).
@@ -792,9 +793,10 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
   }
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::plain>>(p, 0);
 }
-// fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16): up to
-// 512 threads a row, y not held (the lean_y form), held to 64 registers so that two blocks share an SM
-// (one row's loads run beside the other's reductions and stores).
+// fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16), and its
+// per-block scales of narrower rows (kLeanYPerBlockMinRows): up to 512 threads a row, y not held
+// (the lean_y form), held to 64 registers so that two blocks share an SM (one row's loads run
+// beside the other's reductions and stores).
 inline constexpr int kLeanYThreads = 512;
 inline constexpr int kLeanYMinBlocks = 2;
 template <typename T, typename G, bool kAdd, int ITERS>

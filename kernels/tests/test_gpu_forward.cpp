@@ -736,17 +736,25 @@ TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and 
   });
 }
 
-// fwd.block_row's FP8 forms of 16-bit rows past 8192 (fwd_regs_lean_y_kernel: up to 512 threads
-// a row, 4 chunks each, y formed once for the amax and again to quantize, 32-bit chunk indices,
-// one row per block). Every FP8 mode, both fusions, every convention, fp32 weights, partial last
+// fwd.block_row's FP8 forms of 16-bit rows past 8192, and its per-block scales of narrower rows
+// past the few-row form (kLeanYPerBlockMinRows) (fwd_regs_lean_y_kernel: up to 512 threads a row,
+// 4 chunks each, y formed once for the amax and again to quantize, 32-bit chunk indices, one row
+// per block); the few rows that check_many_rows runs alone take the held-y kernel, so the two are
+// compared bit for bit. Every FP8 mode, both fusions, every convention, fp32 weights, partial last
 // chunks and 128-groups, padded rows: each passes the oracle, repeats bitwise and is batch
 // invariant (check_many_rows); its rstd (and residual) equal the plain block_row forward's (fused
 // add's) on the same rows bit for bit, the same mapping and sum order with no FP8 output.
-TEST_CASE("forward: fwd.block_row's FP8 outputs of 16-bit rows past 8192 (lean y) match the oracle, repeat, batch invariant", "[gpu][block_row]") {
+TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the oracle, repeat, batch invariant", "[gpu][block_row]") {
   const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
   REQUIRE(block != nullptr);
   if (!selected(block->name)) return;
   const std::vector<PaddedRows> shapes = {
+      {{4096, 600, DType::bf16, Quant::per_block, false}, 0},
+      {{2056, 700, DType::f16, Quant::per_block, true}, 8},
+      {{8192, 300, DType::bf16, Quant::per_block, true, Convention::gemma}, 0},
+      {{1000, 900, DType::bf16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 8},
+      {{5121, 400, DType::f16, Quant::per_block, false, Convention::no_weight}, 15},
+      {{129, 129, DType::bf16, Quant::per_block, true}, 15},
       {{16384, 300, DType::bf16, Quant::dynamic_token, false}, 0},
       {{16384, 300, DType::bf16, Quant::dynamic_token, true}, 8},
       {{16384, 200, DType::f16, Quant::per_block, true}, 16},

@@ -73,6 +73,9 @@ inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage
 // x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits: a row's latency is the cost here
 // (H200: R = 1-64 take 2.6-4.6 µs against 0.8 µs for an empty kernel in the same CUDA graph).
 inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
+// fwd.block_row's FP8 outputs with per-block scales of 16-bit rows of D <= 8192 take the lean-y
+// kernel past the few-row form (docs/launch-forms.md); per token the held-y kernel stays.
+inline constexpr std::int64_t kLeanYPerBlockMinRows = kEarlyWeightsMaxRows + 1;
 // fwd.block_row's L2 prefetch one wave ahead (run_block_row): the 16-bit plain forward of rows
 // over this width (512 threads at D = 16384; at D <= 8192 it measured within 3 % or slower), and
 // the 16-bit fused add + FP8 from this many rows (faster at 32768, slower at 4096).
@@ -236,8 +239,12 @@ struct fwd_block_row {
       using G = typename decltype(gt)::type;
       constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
       const RegsConfig c = block_row_config(a.dim, a.rows, M, kBlockRowMaxThreads<T, kQ>);
-      if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ) {  // FP8 rows past the 256-thread blocks
-        if (c.lanes > kBlockRowMaxThreads<T, kQ>) {
+      // The lean-y kernel (y not held: 64 registers against the held-y kernel's 80, so a third
+      // more rows in flight): 16-bit FP8 rows past the 256-thread blocks, and per-block scales
+      // past the few-row form (kLeanYPerBlockMinRows), not past the grid's 2^31 - 1 blocks.
+      if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ) {
+        if (c.lanes > kBlockRowMaxThreads<T, kQ> ||
+            (a.quant == Quant::per_block && a.rows >= kLeanYPerBlockMinRows && a.rows <= kMaxGridBlocks)) {
           fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters><<<grid_for(a.rows), c.lanes, 0, s>>>(p);
           return;
         }
