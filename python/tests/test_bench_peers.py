@@ -36,6 +36,8 @@ def load(name, path):
 
 
 peers = load("bench_peers", PEERS_PY)
+check(peers.short_error(RuntimeError("\x1b[91m\x1b[1merror[INTERNAL]:\x1b[0m bad IR\n  more")) ==
+      "RuntimeError: error[INTERNAL]: bad IR more", "a failure's note keeps no terminal colour codes")
 table = load("bench_table", TABLE_PY)
 bridge = peers.bridge_module()
 
