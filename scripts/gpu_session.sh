@@ -299,6 +299,11 @@ fi
 if [ -f "$OUT/bench.csv" ] && python3 -c "import matplotlib" 2> /dev/null; then
   PYTHONPATH=python python3 -m rmsnorm_cert plots "$OUT/bench.csv" $( [ -f "$OUT/peers.csv" ] && echo "$OUT/peers.csv") --out "$OUT/plots"
 fi
+# The figures a why row quotes, from an ncu log: one line, the fields of each profiled launch.
+ncu_summary() {
+  grep -E '^ +(Duration|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Size|Grid Size|Compute \(SM\) Throughput)' "$1" |
+    awk '{$1=$1};1' | tr '\n' ';'
+}
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
   # Nsight Compute on chosen shapes (PROFILE: "op:R:D[:variant] ..."): one launch each after
@@ -313,7 +318,23 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
       --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
       $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
       > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
-    echo "$spec: $(grep -E '^ +(Duration|DRAM Throughput|Memory Throughput|Achieved Occupancy|Registers Per Thread|Compute \(SM\) Throughput)' "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" | awk '{$1=$1};1' | tr '\n' ';')"
+    echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
+    # PROFILE_PEERS (e.g. "compile liger"): the same shape's peer kernels, launched by bench/peers.py
+    # (its warm-up and first timed calls skipped), for a why row beside ours.
+    for peer in ${PROFILE_PEERS:-}; do
+      case $peer in
+        compile) kernels='^triton_' ;;
+        liger) kernels='rms_norm' ;;
+        *) echo "  $peer: not profiled (PROFILE_PEERS takes compile, liger)"; continue ;;
+      esac
+      log="$OUT/ncu_${op}_${r}x${d}_$peer.log"
+      PYTHONPATH=${PWD}/.deps/pylib${PYTHONPATH:+:$PYTHONPATH} TORCHINDUCTOR_COMPILE_THREADS=1 timeout 180 \
+        ncu --clock-control none --launch-skip 6 --launch-count 2 -k "regex:$kernels" \
+        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+        --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
+        python3 bench/peers.py --peers "$peer" --ops "$op" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
+      echo "  $peer: $(ncu_summary "$log")"
+    done
   done
 fi
 step summary
