@@ -211,16 +211,15 @@ TABLE_HEADER = (f"{'op':18s} {'dtype':5s} {'R':>6s} {'D':>6s} {'variant':22s} {'
                 f"{'copyGB/s':>9s} {'ratio':>7s} {'empty_us':>9s} {'x_empty':>7s}")
 
 
+ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
 def short_error(e):
     """The exception's type and message on one line (dynamo's messages start with a bare
     'backend raised:' line, so the first few non-empty lines are kept)."""
     text = ANSI_ESCAPE.sub("", str(e))  # the CuTe DSL colours its compiler errors
     lines = [v.strip() for v in text.splitlines() if v.strip()]
     return f"{type(e).__name__}: {' '.join(lines[:4])}"[:300]
-
-
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
 
 
 # ---- peers that may be absent ----------------------------------------------------------------

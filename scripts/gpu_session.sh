@@ -306,6 +306,8 @@ ncu_summary() {
 }
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
+  ncu_sections="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats
+    --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-}"
   # Nsight Compute on chosen shapes (PROFILE: "op:R:D[:variant] ..."): one launch each after
   # warm-up, clocks left alone; the bench's rotation means the data comes from HBM.
   # NCU_SECTIONS adds sections (e.g. "--section InstructionStats --section SourceCounters").
@@ -314,8 +316,7 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
     timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
-      --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-      --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
+      $ncu_sections \
       $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
       > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
     echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
@@ -330,8 +331,7 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
       log="$OUT/ncu_${op}_${r}x${d}_$peer.log"
       PYTHONPATH=${PWD}/.deps/pylib${PYTHONPATH:+:$PYTHONPATH} TORCHINDUCTOR_COMPILE_THREADS=1 timeout 180 \
         ncu --clock-control none --launch-skip 6 --launch-count 2 -k "regex:$kernels" \
-        --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
-        --section MemoryWorkloadAnalysis --section SchedulerStats ${NCU_SECTIONS:-} \
+        $ncu_sections \
         python3 bench/peers.py --peers "$peer" --ops "$op" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
       echo "  $peer: $(ncu_summary "$log")"
     done

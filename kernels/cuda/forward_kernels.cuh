@@ -423,8 +423,8 @@ inline constexpr int regs_min_blocks =
 // lean_y (fwd.block_row's FP8 forms of 16-bit rows past 8192, and its per-block scales of narrower
 // rows past the few-row form, fwd_regs_lean_y_kernel): y is not held through the scale (the row's 4
 // chunks of fp32 y would take 32 registers a thread, past the 64 that two 512-thread blocks per SM
-// allow; at D <= 8192 the held-y kernel's 80 registers fit a quarter fewer rows an SM). With a dynamic per-token scale the row-sum pass
-// reads the weights too and the amax comes from fused_amax, so y is formed once, in the quantizing
+// allow; at D <= 8192 the held-y kernel's 80 registers fit a quarter fewer rows an SM). With a
+// dynamic per-token scale the row-sum pass reads the weights too and the amax comes from fused_amax, so y is formed once, in the quantizing
 // pass (the weights read a second time, from L1); only its fallback (hw_max below 2^-126) forms y
 // for the amax and again to quantize (the same operations on the same operands: the same bits).
 enum class RowsForm { plain, staged, early_weights, ahead, lean_y };

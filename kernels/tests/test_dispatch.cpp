@@ -261,8 +261,6 @@ TEST_CASE("forward dispatch rules: fwd.bulk_ring takes 16-bit rows of 40960 < D:
   CHECK(rmsnorm::dispatch::prefers(*ring, rmsnorm::dispatch::query_of(fp32_weights)));
 }
 
-// fwd.cluster_row's dispatch rules alone (its capability check asks the device for cluster launch:
-// test_gpu_forward checks the dispatcher's choice), its FP8 branch included.
 // What fwd.bulk_ring declares is what draws aimed at it take (certify, the property suite): its
 // fp32 rows fill 7 ring slots, and under the fused add o takes one of them. A wider declaration
 // sends draws the ring declines, and certify fails the variant on its coverage floor.
@@ -276,6 +274,8 @@ TEST_CASE("fwd.bulk_ring declares the fp32 widths its ring holds: 57344, 49152 u
   CHECK(ring->max_dim_for(DType::bf16, /*add=*/true) == ring->max_dim_for(DType::bf16));
 }
 
+// fwd.cluster_row's dispatch rules alone (its capability check asks the device for cluster launch:
+// test_gpu_forward checks the dispatcher's choice), its FP8 branch included.
 TEST_CASE("forward dispatch rules of fwd.cluster_row: 16-bit rows past 16384 to R = 64, their FP8 forms from 16384 to R = 16", "[host]") {
   const rmsnorm::Variant* cluster = rmsnorm::find_variant("fwd.cluster_row");
   REQUIRE(cluster != nullptr);
