@@ -44,7 +44,8 @@ wheel() {
 
 if wanted debs && [ ! -d "$dir/root" ]; then
   mkdir -p "$tmp/debs"
-  (cd "$tmp/debs" && apt-get download catch2 librapidcheck-dev)
+  (cd "$tmp/debs" && apt-get download catch2 librapidcheck-dev) ||
+    { echo "gpu_deps.sh: apt-get download failed (are the package lists there? apt-get update)" >&2; exit 1; }
   for f in "$tmp"/debs/*.deb; do dpkg -x "$f" "$tmp/root"; done
   mv "$tmp/root" "$dir/root"
 fi

@@ -2,7 +2,7 @@
 for quack_site.sh (QUACK_SITE) write small packages of the real layout, each call logged. Checked:
 the folder gets root/, pylib/, flashinfer/include and quack/part1, part2 where the script puts
 them; a part already there is not fetched again; SKIP leaves parts out; a FlashInfer wheel without
-its headers, or pip leaving no wheel, fails with the reason; bad arguments exit 2."""
+its headers, pip leaving no wheel, or apt-get failing, fails with the reason; bad arguments exit 2."""
 import os
 import shutil
 import stat
@@ -129,6 +129,11 @@ def main():
         os.remove(os.path.join(wheels, "liger-kernel.whl"))
         r = run([os.path.join(tmp, "deps4")], {"SKIP": "debs flashinfer quack"}, tmp)
         check(r.returncode == 1 and "left no wheel for liger-kernel" in r.stderr, "pip leaving no wheel fails, saying so")
+
+        write_exe(os.path.join(tmp, "bin", "apt-get"), "#!/bin/sh\nexit 100\n")
+        r = run([os.path.join(tmp, "deps5")], {"SKIP": "liger flashinfer quack"}, tmp)
+        check(r.returncode == 1 and "apt-get download failed" in r.stderr and
+              not os.path.exists(os.path.join(tmp, "deps5", "root")), "a failed apt-get download fails, saying so, and leaves no root")
 
         r = run(["--nope"], {}, tmp)
         check(r.returncode == 2 and "unknown option" in r.stderr, "an unknown option exits 2")
