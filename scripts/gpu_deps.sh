@@ -23,7 +23,7 @@ SKIP=" ${SKIP:-} "
 QUACK_SITE=${QUACK_SITE:-$(dirname "$0")/quack_site.sh}
 
 case "${1:-}" in
-  -h | --help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h | --help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   -*) echo "gpu_deps.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 esac
 dir=${1:-.deps}

@@ -140,7 +140,8 @@ def main():
         r = run(["a", "b"], {}, tmp)
         check(r.returncode == 2, "two folders exit 2")
         r = run(["--help"], {}, tmp)
-        check(r.returncode == 0 and "quack/part1" in r.stdout, "--help prints the layout")
+        check(r.returncode == 0 and "quack/part1" in r.stdout and "set -e" not in r.stdout,
+              "--help prints the layout, and only the comment")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("gpu_deps:", "FAIL" if failures else "PASS")
