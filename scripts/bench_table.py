@@ -20,10 +20,11 @@ several rows for one shape and side (several variants or runs), the best of them
 
 --markdown prints the same as the generated part of docs/performance.md; --doc PATH rewrites
 that part of PATH in place (between its BEGIN and END markers), and attaches to every miss the
-first row of the doc's own "why" table (its section WHY_HEADING: | against | op | R | D | ours |
-why |, op a comma list or *, R and D a value, a range lo-hi, lo+ or *, ours the variant that ran
-the shape, a comma list of fnmatch globs or *; a table without the ours column covers every
-variant) that covers it; a miss no row covers is listed as unexplained. --about TEXT: the run's
+first row of the doc's own "why" table that covers it (its section WHY_HEADING: | id | against |
+op | R | D | ours | why |, id a short name the miss cites, op a comma list or *, R and D a value,
+a range lo-hi, lo+ or *, ours the variant that ran the shape, a comma list of fnmatch globs or *;
+a table without the id column is cited by its text, one without the ours column covers every
+variant); a miss no row covers is listed as unexplained, and a line counts the misses by row. --about TEXT: the run's
 line (device, commit, date) in the doc.
 
 Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]"""
@@ -268,32 +269,49 @@ def _covers(spec, value):
     return False
 
 
+@dataclass(frozen=True)
+class Why:
+    """A row of the doc's why table."""
+    id: str       # a short name the misses cite ('' where the table has no id column)
+    against: str  # copy, peer or *
+    ops: str      # a comma list or *
+    rows: str     # R: a value, lo-hi, lo+, *, or a comma list of those
+    dims: str     # D: the same
+    ours: str     # the variants it covers: a comma list of globs, or *
+    text: str     # the measured reason
+
+
 def why_rows(doc_text):
-    """The rows of the doc's why table: (against, ops, R, D, ours, why), in order (ours '*' where
-    the table has no ours column)."""
+    """The rows of the doc's why table, in order: | id | against | op | R | D | ours | why |, or
+    without the id column, or without the ours column too (ours '*')."""
     if WHY_HEADING not in doc_text:
         return []
     section = doc_text.split(WHY_HEADING, 1)[1].split("\n## ", 1)[0]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.lstrip().startswith("|") or len(cells) not in (5, 6) or cells[0] in ("against", "") \
+        if not line.lstrip().startswith("|") or len(cells) not in (5, 6, 7) or cells[0] in ("id", "against", "") \
                 or set(cells[0]) <= set("-: "):
             continue
-        rows.append(tuple(cells) if len(cells) == 6 else tuple(cells[:4]) + ("*", cells[4]))
+        if len(cells) == 5:
+            cells = cells[:4] + ["*", cells[4]]
+        if len(cells) == 6:
+            cells = [""] + cells
+        rows.append(Why(cells[0].strip("`"), *cells[1:]))
     return rows
 
 
 def why_of(rows, against, op, R, D, variant="*"):
-    for vs, ops, rs, ds, ours, why in rows:
-        if vs not in ("*", against):
+    """The first row that covers the miss, or None."""
+    for w in rows:
+        if w.against not in ("*", against):
             continue
-        if ops != "*" and op not in [o.strip() for o in ops.split(",")]:
+        if w.ops != "*" and op not in [o.strip() for o in w.ops.split(",")]:
             continue
-        if ours != "*" and not any(fnmatch.fnmatchcase(variant, g.strip().strip("`")) for g in ours.split(",")):
+        if w.ours != "*" and not any(fnmatch.fnmatchcase(variant, g.strip().strip("`")) for g in w.ours.split(",")):
             continue
-        if _covers(rs, R) and _covers(ds, D):
-            return why
+        if _covers(w.rows, R) and _covers(w.dims, D):
+            return w
     return None
 
 
@@ -403,14 +421,23 @@ def markdown(ours, peers, about, whys):
     if not misses:
         w("None.")
     else:
-        w("Each with the first row of [the table below](#why-each-miss-misses) that covers it.")
+        w("Each with the first row of [the table below](#why-each-miss-misses) that covers it (its id).")
         w("")
         w("| target | op | R x D | measured | ours | why |")
         w("| --- | --- | --- | --- | --- | --- |")
+        cited = {}
         for against, name, op, R, D, what, var in misses:
             why = why_of(whys, against, op, R, D, var)  # R = D = 0: a median's miss, covered by * rows only
             unexplained += why is None
-            w(f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {why or '**unexplained**'} |")
+            if why is None:
+                cell = "**unexplained**"
+            else:
+                cell = f"`{why.id}`" if why.id else why.text
+                cited[why.id] = cited.get(why.id, 0) + 1
+            w(f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {cell} |")
+        w("")
+        counts = [f"`{k}` {n}" for k, n in cited.items() if k] + ([f"rows without an id {cited['']}"] if "" in cited else [])
+        w(f"{len(misses)} misses: " + "".join(c + ", " for c in counts) + f"{unexplained} unexplained.")
     w("")
     w(END)
     return "\n".join(out), unexplained

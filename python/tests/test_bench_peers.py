@@ -358,12 +358,28 @@ with tempfile.TemporaryDirectory() as tmp:
     check(any("add_forward" in v and "compile's fused kernel" in v for v in miss_lines), "a peer miss gets its peer row")
     check(any("| forward_quant | 8192 x 4096 |" in v and "**unexplained**" in v for v in miss_lines),
           "a miss no row covers is unexplained (a row for other variants does not cover it)")
+    count_line = [v for v in misses_part.splitlines() if re.fullmatch(r"\d+ misses: .*", v)]
+    check(len(count_line) == 1 and count_line[0].endswith(" 3 unexplained.")
+          and int(count_line[0].split()[0]) == sum(1 for v in miss_lines if not v.startswith("| ---")),
+          f"a line counts the misses by why row ({count_line})")
     rows6 = table.why_rows(table.WHY_HEADING + "\n\n| against | op | R | D | ours | why |\n| --- | --- | --- | --- | --- | --- |\n"
                            + "| copy | forward | * | 4096 | fwd.block_row, fwd.warp_* | registers |\n")
-    check(rows6 == [("copy", "forward", "*", "4096", "fwd.block_row, fwd.warp_*", "registers")]
-          and table.why_of(rows6, "copy", "forward", 8192, 4096, "fwd.warp_row") == "registers"
+    check(rows6 == [table.Why("", "copy", "forward", "*", "4096", "fwd.block_row, fwd.warp_*", "registers")]
+          and table.why_of(rows6, "copy", "forward", 8192, 4096, "fwd.warp_row").text == "registers"
           and table.why_of(rows6, "copy", "forward", 8192, 4096, "fwd.large_d") is None,
           "a why row's ours column names the variants it covers (globs)")
+    # With an id column the misses cite the id, and the count line names it.
+    with open(doc, "w") as f:
+        f.write(table.BEGIN + "\n" + table.END + "\n\n" + table.WHY_HEADING
+                + "\n\n| id | against | op | R | D | ours | why |\n| --- | --- | --- | --- | --- | --- | --- |\n"
+                + "| `packed-issue` | copy | * | 32768+ | 1025 | * | issue-bound (measured) |\n")
+    r2 = subprocess.run([sys.executable, TABLE_PY, "--doc", doc, b, p], capture_output=True, text=True)
+    gen = open(doc).read().split(table.BEGIN)[1].split(table.END)[0]
+    cited = [v for v in gen.split("### Misses")[1].splitlines() if "32768 x 1025" in v]
+    check(r2.returncode == 0 and cited and all(v.endswith("| `packed-issue` |") for v in cited)
+          and "issue-bound" not in gen
+          and any(re.fullmatch(r"\d+ misses: `packed-issue` \d+, \d+ unexplained\.", v) for v in gen.splitlines()),
+          f"a why row with an id is cited by it ({cited[:1]})")
     # Unexplained: the forward median, the FP8 forward per token, R = 1 forward at 0.70 (the odd-width
     # and peer misses have rows).
     check("3 miss(es) without a why row" in r.stdout, f"the count of unexplained misses ({r.stdout.strip()})")
@@ -384,9 +400,12 @@ check(perf_doc.count(table.BEGIN) == 1 and perf_doc.count(table.END) == 1 and pe
       "docs/performance.md has one generated part between the markers")
 whys = table.why_rows(perf_doc)
 why_section = perf_doc.split(table.WHY_HEADING, 1)[1].split("\n## ", 1)[0]
-check(len(whys) >= 1 and len(whys) == sum(1 for v in why_section.splitlines() if v.startswith("| ") and not v.startswith("| against")
-                                          and not v.startswith("| ---")), f"every row of the doc's why table parses ({len(whys)})")
-check(all(w[0] in ("copy", "peer", "*") for w in whys), "each why row is against copy, peer or *")
+check(len(whys) >= 1 and len(whys) == sum(1 for v in why_section.splitlines() if v.startswith("| ")
+                                          and not v.startswith(("| id ", "| against", "| ---"))),
+      f"every row of the doc's why table parses ({len(whys)})")
+check(all(w.against in ("copy", "peer", "*") for w in whys), "each why row is against copy, peer or *")
+ids = [w.id for w in whys]
+check(all(ids) and len(set(ids)) == len(ids), f"each why row has an id of its own ({ids})")
 
 # --- the command line without PyTorch or a device ------------------------------------------------
 r = subprocess.run([sys.executable, PEERS_PY, "--help"], capture_output=True, text=True)
