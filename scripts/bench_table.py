@@ -24,8 +24,8 @@ first row of the doc's own "why" table that covers it (its section WHY_HEADING: 
 op | R | D | ours | why |, id a short name the miss cites, op a comma list or *, R and D a value,
 a range lo-hi, lo+ or *, ours the variant that ran the shape, a comma list of fnmatch globs or *;
 a table without the id column is cited by its text, one without the ours column covers every
-variant); a miss no row covers is listed as unexplained, and a line counts the misses by row. --about TEXT: the run's
-line (device, commit, date) in the doc.
+variant); a miss no row covers is listed as unexplained, and a line counts the misses by row.
+--about TEXT: the run's line (device, commit, date) in the doc.
 
 Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]"""
 import argparse
