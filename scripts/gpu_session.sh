@@ -244,18 +244,26 @@ if has bench && [ -x $B/bench/rmsnorm-bench ]; then
     grep -vE "^ *$" "$OUT/bench2.log" | tail -60
   fi
 fi
-if has bench_ab && [ -x $B/bench/rmsnorm-bench ] && [ -n "${BENCH_BASE:-}" ]; then
+if has bench_ab; then
   step bench_ab
-  # A kernel change against the binary before it (BENCH_BASE, built from the base commit and
-  # carried), same arguments (AB_ARGS), run base, new, base, new: each run has its own same-run
-  # copy, and the two runs of a side show the noise. bench_compare.py lists what moved.
-  # AB_ARGS2: a second argument set, its files ab2_*.
+  # A kernel change against the binary before it (BENCH_BASE, built from the base commit, on any
+  # machine with nvcc, and carried; BENCH_NEW, default this build's), same arguments (AB_ARGS),
+  # run base, new, base, new: each run has its own same-run copy, and the two runs of a side show
+  # the noise. bench_compare.py lists what moved. AB_ARGS2: a second argument set, its files ab2_*.
+  BENCH_NEW=${BENCH_NEW:-$B/bench/rmsnorm-bench}
+  for side in "${BENCH_BASE:-}" "$BENCH_NEW"; do
+    [ -n "$side" ] && [ -x "$side" ] && [ ! -d "$side" ] && continue
+    echo "bench_ab: '$side' is not an executable (BENCH_BASE and BENCH_NEW name the two binaries)"
+    RESULT[bench_ab]=2
+  done
+fi
+if has bench_ab && [ -z "${RESULT[bench_ab]:-}" ]; then
   for set in 1 2; do
     args=${AB_ARGS:-}; pre=ab
     if [ $set = 2 ]; then [ -n "${AB_ARGS2:-}" ] || break; args=$AB_ARGS2; pre=ab2; fi
     for k in 1 2; do
       timeout 150 "$BENCH_BASE" $args --csv "$OUT/${pre}_base$k.csv" > "$OUT/${pre}_base$k.log" 2>&1; RESULT[${pre}_base$k]=$?
-      timeout 150 $B/bench/rmsnorm-bench $args --csv "$OUT/${pre}_new$k.csv" > "$OUT/${pre}_new$k.log" 2>&1; RESULT[${pre}_new$k]=$?
+      timeout 150 "$BENCH_NEW" $args --csv "$OUT/${pre}_new$k.csv" > "$OUT/${pre}_new$k.log" 2>&1; RESULT[${pre}_new$k]=$?
     done
     # Each pair in full to a file; printed: what moved the same way in both pairs (--pair), then
     # each pair's counts and the base against itself (the noise).
