@@ -256,9 +256,7 @@ if has bench_ab; then
     echo "bench_ab: '$side' is not an executable (BENCH_BASE and BENCH_NEW name the two binaries)"
     RESULT[bench_ab]=2
   done
-fi
-if has bench_ab && [ -z "${RESULT[bench_ab]:-}" ]; then
-  for set in 1 2; do
+  [ -n "${RESULT[bench_ab]:-}" ] || for set in 1 2; do
     args=${AB_ARGS:-}; pre=ab
     if [ $set = 2 ]; then [ -n "${AB_ARGS2:-}" ] || break; args=$AB_ARGS2; pre=ab2; fi
     for k in 1 2; do
