@@ -15,6 +15,7 @@ kernel's code is identical and the two builds hold the same kernels, 1 otherwise
 """
 import argparse
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -25,6 +26,11 @@ ARCH = re.compile(r"^\s*arch\s*=\s*(sm_\d+\w*)")
 INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s*(.*?);")
 
 
+def cuobjdump():
+    """The cuobjdump to run: $CUOBJDUMP, else the one on PATH."""
+    return os.environ.get("CUOBJDUMP") or "cuobjdump"
+
+
 def listing(path):
     """The SASS listing of a binary (cuobjdump -sass), or the text of a file that already is one."""
     with open(path, "rb") as f:
@@ -32,23 +38,27 @@ def listing(path):
     if b"\0" not in head:  # a text file: a saved listing
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
+    tool = cuobjdump()
+    env = dict(os.environ)
+    if os.path.dirname(tool):  # a cuobjdump of its own: the nvdisasm it runs beside it
+        env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")
     try:
-        r = subprocess.run(["cuobjdump", "-sass", path], capture_output=True, text=True)
+        r = subprocess.run([tool, "-sass", path], capture_output=True, text=True, env=env)
     except FileNotFoundError:
-        raise SystemExit("sass_diff: cuobjdump is not on PATH (it comes with the CUDA toolkit)")
+        raise SystemExit("sass_diff: cuobjdump is not on PATH (it comes with the CUDA toolkit), nor named by $CUOBJDUMP")
     if r.returncode != 0:
         raise SystemExit(f"sass_diff: cuobjdump -sass {path} failed: {r.stderr.strip()[:300]}")
     return r.stdout
 
 
-def kernels(text, funcs=None):
-    """{(arch, mangled name): digest of its instructions}."""
+def kernel_code(text, funcs=None):
+    """{(arch, mangled name): its instructions in address order, spaces normalized}."""
     out = {}
     arch, name, body = "?", None, []
 
     def close():
         if name is not None and (funcs is None or funcs.search(name)):
-            out[(arch, name)] = hashlib.sha256("\n".join(body).encode()).hexdigest()
+            out[(arch, name)] = body
 
     for line in text.splitlines():
         m = ARCH.match(line)
@@ -69,6 +79,20 @@ def kernels(text, funcs=None):
     return out
 
 
+def funcs_pattern(text, tool):
+    """--funcs compiled (None without it); a bad expression is said and exits 2."""
+    try:
+        return re.compile(text) if text else None
+    except re.error as e:
+        print(f"{tool}: --funcs: {e}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def kernels(text, funcs=None):
+    """{(arch, mangled name): digest of its instructions}."""
+    return {k: hashlib.sha256("\n".join(v).encode()).hexdigest() for k, v in kernel_code(text, funcs).items()}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before")
@@ -76,11 +100,7 @@ def main(argv=None):
     ap.add_argument("--funcs", help="only kernels whose mangled name matches this regular expression")
     ap.add_argument("--list", action="store_true", help="also name every identical kernel")
     args = ap.parse_args(argv)
-    try:
-        funcs = re.compile(args.funcs) if args.funcs else None
-    except re.error as e:
-        print(f"sass_diff: --funcs: {e}", file=sys.stderr)
-        return 2
+    funcs = funcs_pattern(args.funcs, "sass_diff")
     try:
         a, b = kernels(listing(args.before), funcs), kernels(listing(args.after), funcs)
     except OSError as e:

@@ -26,6 +26,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "rmsnorm/plugin.h"
 
@@ -38,6 +40,17 @@
 #endif
 
 namespace {
+
+// FlashInfer's enable_pdl, as this project launches its own kernels (docs/launch-forms.md,
+// programmatic dependent launch): on unless RMSNORM_PDL=0, so that a benchmark of both sides
+// compares them in the same launch mode.
+bool pdl_launches() {
+  static const bool on = [] {
+    const char* e = std::getenv("RMSNORM_PDL");
+    return e == nullptr || std::strcmp(e, "0") != 0;
+  }();
+  return on;
+}
 
 // FlashInfer's launch geometry (norm.cuh, RMSNorm / FusedAddRMSNorm and their Gemma forms):
 //   vec_size   = gcd(16 / sizeof(T), d) = gcd(8, d) for f16/bf16   elements per vector load
@@ -157,13 +170,13 @@ int32_t run(const rmsnorm_forward_args* a, char* message, size_t size) {
     // With one row per launch the stride is never used (row 0 only), so a stride past uint32 is moot.
     const uint32_t sx = rows > 1 ? stride32(xs) : d, sy = rows > 1 ? stride32(ys) : d;
     cudaError_t e;
-    // enable_pdl = false: a plain stream-ordered launch (griddepcontrol.wait is then a no-op).
+    const bool pdl = pdl_launches();
     if (add)
-      e = kGemma ? flashinfer::norm::GemmaFusedAddRMSNorm<T>(y, x, g, rows, d, sy, sx, a->eps, false, stream)
-                 : flashinfer::norm::FusedAddRMSNorm<T>(y, x, g, rows, d, sy, sx, a->eps, false, stream);
+      e = kGemma ? flashinfer::norm::GemmaFusedAddRMSNorm<T>(y, x, g, rows, d, sy, sx, a->eps, pdl, stream)
+                 : flashinfer::norm::FusedAddRMSNorm<T>(y, x, g, rows, d, sy, sx, a->eps, pdl, stream);
     else
-      e = kGemma ? flashinfer::norm::GemmaRMSNorm<T>(x, g, y, rows, d, sx, sy, a->eps, false, stream)
-                 : flashinfer::norm::RMSNorm<T>(x, g, y, rows, d, sx, sy, a->eps, false, stream);
+      e = kGemma ? flashinfer::norm::GemmaRMSNorm<T>(x, g, y, rows, d, sx, sy, a->eps, pdl, stream)
+                 : flashinfer::norm::RMSNorm<T>(x, g, y, rows, d, sx, sy, a->eps, pdl, stream);
     if (e != cudaSuccess) {
       (void)cudaGetLastError();
       return cuda_failed(message, size, who, e);

@@ -99,7 +99,7 @@ __global__ void __cluster_dims__(cluster_shape_of<T, kWide>.ctas, 1, 1)
   namespace cg = cooperative_groups;
   constexpr int kClusterCtas = cluster_shape_of<T, kWide>.ctas;
   constexpr int kClusterSlots = cluster_shape_of<T, kWide>.slots;
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   __shared__ float reduce_buf[2][kWarp];
   __shared__ float cluster_slots[2][kClusterCtas];
 
@@ -321,11 +321,11 @@ inline Status cluster_launch(const BackwardArgs& a) {
     const std::int64_t slice = cluster_slice_chunks(a.dim, cs);
     if constexpr (sizeof(T) == 2) {
       if (wide) {
-        backward_cluster_kernel<T, G, true, M><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+        launch_kernel(backward_cluster_kernel<T, G, true, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st, p, slice);
         return;
       }
     }
-    backward_cluster_kernel<T, G, false, M><<<static_cast<unsigned>(clusters * cs.ctas), threads, 0, st>>>(p, slice);
+    launch_kernel(backward_cluster_kernel<T, G, false, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st, p, slice);
   });
 }
 
@@ -369,7 +369,7 @@ template <typename T, typename G, int K, bool kResidual, int CL, Mutant M = Muta
 __global__ void __launch_bounds__(sizeof(T) == 2 ? 512 : 1024, sizeof(T) == 2 ? 2 : 1)
     backward_staged_cluster_kernel(Params<T, G> p, int stages, int slice_chunks) {
   static_assert(CL == 4 || CL == 8, "a cluster of 4 or 8 CTAs");
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   constexpr int kTensors = kResidual ? 3 : 2;
   constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
   constexpr int kWords = Chunk<T>::kWords;
@@ -694,7 +694,7 @@ inline Status staged_cluster_launch(const BackwardArgs& a) {
       // A refusal here makes the launch fail, and launch_status() report it.
       (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(c.smem));
       ClusterLaunch l(c, clusters, st);
-      (void)cudaLaunchKernelEx(&l.cfg, kernel, p, c.stages, static_cast<int>(c.slice));
+      (void)launch_kernel_ex(l.cfg, kernel, p, c.stages, static_cast<int>(c.slice));
     };
     if (residual) {
       go(staged_cluster_kernel<T, G, true, M>());

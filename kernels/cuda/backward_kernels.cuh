@@ -281,7 +281,7 @@ template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAl
 __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? kProgramsPerSM : 1) backward_fused_kernel(Params<T, G> p) {
   static_assert(kRows == 1 || kThreads / kRows == kWarp, "several rows per block means one warp per row");
   static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "block shape");
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   constexpr int kGroup = kThreads / kRows;  // threads of one row stream
   // Prefetch only where it fits in the registers (16-bit types, one chunk per thread).
   constexpr bool kPrefetch = kChunks == 1 && sizeof(T) == 2;
@@ -461,7 +461,7 @@ __global__ void __launch_bounds__(kThreads, (kThreads <= 512 && kChunks <= 2) ? 
 // lives in the workspace itself (each thread owns its columns: read-add-write in row order).
 template <typename T, typename G, bool kAligned, Mutant M>
 __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Params<T, G> p) {
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   __shared__ float reduce_buf[2][kWarp];
   const std::int64_t dim = p.dim;
   const std::int64_t nchunks = (dim + kChunk - 1) / kChunk;
@@ -522,7 +522,7 @@ __global__ void __launch_bounds__(kRereadThreads, 1) backward_reread_kernel(Para
 // Stage 2: dg_i = Σ_p partials[p, i] for p < nparts, in a fixed order: lane q of a column adds
 // rows q, q+16, … sequentially (ceil(nparts/16) terms), then the 16 lanes meet in a 4-level
 // tree. Declared: per_thread ceil(P/16), tree_depth 4 (added to the stage-1 chain).
-// Launched as stage 1's programmatic dependent (launch_stage2): it waits for stage 1 here.
+// Launched as stage 1's programmatic dependent (launch_stage2): it waits for stage 1 on entry.
 // The loads of a lane are issued kStage2Batch at a time, then added in row order: the same
 // chain, with one memory round trip per batch instead of one per partial row.
 inline constexpr int kStage2Batch = 8;
@@ -533,7 +533,7 @@ __global__ void __launch_bounds__(kColsPerStage2Block * kStage2Lanes)
   const int cx = static_cast<int>(threadIdx.x) % kColsPerStage2Block;
   const int q = static_cast<int>(threadIdx.x) / kColsPerStage2Block;
   const std::int64_t col = static_cast<std::int64_t>(blockIdx.x) * kColsPerStage2Block + cx;
-  wait_prerequisite_grids();
+  begin_dependent_grid();
   float v = -0.0f;
   if (col < dim) {
     std::int64_t pr = q;

@@ -143,32 +143,22 @@ inline Status can_implement(const BackwardArgs& a, bool mutant) {
 template <typename Out>
 inline cudaError_t launch_stage2(const float* partials, std::int64_t nparts, std::int64_t dim, void* dg, cudaStream_t st) {
   const auto blocks = static_cast<unsigned>(ceil_div(dim, kColsPerStage2Block));
-  // A programmatic dependent of stage 1 (allow_dependent_launch / wait_prerequisite_grids): its
-  // launch overlaps stage 1's last rows; it reads the partials only after stage 1 completed.
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(blocks, 1, 1);
-  cfg.blockDim = dim3(kColsPerStage2Block * kStage2Lanes, 1, 1);
-  cfg.dynamicSmemBytes = 0;
-  cfg.stream = st;
-  cudaLaunchAttribute attr[1] = {};
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, dg_column_sum_kernel<Out>, partials, nparts, dim, static_cast<Out*>(dg));
+  // A programmatic dependent of stage 1 (launch_kernel): its launch overlaps stage 1's last rows;
+  // it reads the partials only after stage 1 completed (begin_dependent_grid).
+  return launch_kernel(dg_column_sum_kernel<Out>, blocks, kColsPerStage2Block * kStage2Lanes, 0, st, partials, nparts, dim,
+                       static_cast<Out*>(dg));
 }
 
 template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
 inline void launch_fused(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const std::size_t smem =
       (kRows > 1 && p.partials && M != Mutant::M10_dg_float_atomics) ? dg_combine_bytes(kRows, p.dim) : 0;
-  backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>
-      <<<static_cast<unsigned>(grid), kThreads, smem, st>>>(p);
+  launch_kernel(backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>, static_cast<unsigned>(grid), kThreads, smem, st, p);
 }
 
 template <typename T, typename G, bool kAligned, Mutant M>
 inline void launch_reread(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
-  backward_reread_kernel<T, G, kAligned, M><<<static_cast<unsigned>(grid), kRereadThreads, 0, st>>>(p);
+  launch_kernel(backward_reread_kernel<T, G, kAligned, M>, static_cast<unsigned>(grid), kRereadThreads, 0, st, p);
 }
 
 template <typename T, typename G, bool kAligned, Mutant M>
@@ -206,14 +196,19 @@ inline bool mutant_types_ok(const BackwardArgs& a) {
 
 // Runs stage 1 (dx and the dg partials) by `stage1(TypeTag<T>, TypeTag<G>, params, programs,
 // stream, aligned)` and, when dg is wanted, stage 2 over the `programs` partial rows stage 1
-// wrote (1 ≤ programs ≤ min(P, R), the workspace's rows). can_implement() must have accepted `a`
-// and R must be > 0. Stage 1 is instantiated for the type pairs of kStage1Built only.
+// wrote (1 ≤ programs ≤ min(P, R), the workspace's rows; one program's row is an fp32 dg
+// itself). can_implement() must have accepted `a` and R must be > 0. Stage 1 is instantiated for
+// the type pairs of kStage1Built only.
 template <Mutant M, bool kAllTypes = false, typename Stage1>
 inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stage1) {
   const cudaStream_t st = as_stream(a.stream);
   const bool aligned = all_aligned(a);
   float* ws = static_cast<float*>(a.workspace);
   const bool want_dg = a.dg != nullptr;
+  // One program: its partial row is dg itself (stage 2 would add it to -0.0, which gives the same
+  // fp32 bits), so stage 1 writes an fp32 dg directly and stage 2 is not launched (R = 1: one
+  // kernel a call instead of two). Every stage 1 writes its partial row with 4-byte stores.
+  const bool direct = want_dg && grid == 1 && a.dg_type == DType::f32 && M != Mutant::M10_dg_float_atomics;
 
   if (M == Mutant::M10_dg_float_atomics && want_dg) {
     if (cudaMemsetAsync(ws, 0, static_cast<std::size_t>(a.dim) * sizeof(float), st) != cudaSuccess)
@@ -247,7 +242,7 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
                    : a.convention == Convention::no_weight ? WeightMode::none
                                                            : WeightMode::standard;
         if (p.weight == WeightMode::none) p.g = nullptr;
-        p.partials = want_dg ? ws : nullptr;
+        p.partials = !want_dg ? nullptr : direct ? static_cast<float*>(a.dg) : ws;
         p.dg_atomic = M == Mutant::M10_dg_float_atomics && want_dg ? ws : nullptr;
         stage1(TypeTag<T>{}, gt, p, grid, st, aligned);
       }
@@ -261,7 +256,7 @@ inline Status run_stages(const BackwardArgs& a, std::int64_t grid, Stage1&& stag
   if (!dispatched) return Status::fail(Status::Code::unsupported, "x type");
   if (!built) return mutant_types_status();
   Status s = launch_status("backward stage 1");
-  if (!s.ok() || !want_dg) return s;
+  if (!s.ok() || !want_dg || direct) return s;
   const std::int64_t nparts = M == Mutant::M10_dg_float_atomics ? 1 : grid;
   cudaError_t e = cudaSuccess;
   switch (a.dg_type) {

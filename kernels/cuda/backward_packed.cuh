@@ -92,7 +92,7 @@ inline bool packed_fits(std::int64_t dim, std::size_t elem_bytes, bool residual)
 template <typename T, typename G, int M, int RG, bool kResidual, Mutant MU = Mutant::none>
 __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads, 1)
     backward_packed_kernel(Params<T, G> p, int group_threads, int groups, int stages) {
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   constexpr int kTensors = kResidual ? 3 : 2;
   // Each thread's x̂ of its RG rows stays in registers between the passes, and its dy too
   // (RG·M ≤ 16) except in the wide instance without the fused add (M = 13), which reads dy again
@@ -301,7 +301,7 @@ inline void launch_packed(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   auto go = [&](auto kernel) {
     // A refusal here makes the launch below fail, and launch_status() report it.
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, c.threads, c.groups, stages);
+    launch_kernel(kernel, static_cast<unsigned>(grid), c.block(), smem, st, p, c.threads, c.groups, stages);
   };
   auto with_m = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;

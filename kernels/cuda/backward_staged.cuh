@@ -84,7 +84,7 @@ __global__ void __launch_bounds__(ROWS == 1 ? kStagedMaxThreads : K == 4 ? kStre
                                   (ROWS == 1 && K <= 2) ? 2 : 1)
     backward_staged_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS >= 1 && ROWS <= kStagedMaxStreams, "row streams per block");
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   constexpr int kTensors = kResidual ? 3 : 2;
   extern __shared__ __align__(16) unsigned char stage_mem[];
   __shared__ float reduce_buf[2][ROWS][kWarp];
@@ -211,7 +211,7 @@ template <typename T, typename G, int K, bool kResidual, int ROWS, Mutant M = Mu
 __global__ void __launch_bounds__(K == 4 ? kStreamsWideThreads : kStreamsMaxThreads, 1)
     backward_streams_lean_kernel(Params<T, G> p, int stages) {
   static_assert(ROWS > 1 && ROWS <= kStagedMaxStreams, "row streams per block");
-  allow_dependent_launch();  // stage 2 may be scheduled now; it waits for this grid to finish
+  begin_dependent_grid();  // the grid ahead has finished; stage 2 may now be scheduled
   constexpr int kTensors = kResidual ? 3 : 2;
   constexpr int kChunkBytes = static_cast<int>(sizeof(Chunk<T>));
   constexpr int kWords = Chunk<T>::kWords;
@@ -425,7 +425,7 @@ inline void launch_staged(const Params<T, G>& p, std::int64_t grid, cudaStream_t
   auto go = [&](auto kernel) {
     // A refusal here makes the launch below fail, and launch_status() report it.
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    kernel<<<static_cast<unsigned>(grid), c.threads, smem, st>>>(p, stages);
+    launch_kernel(kernel, static_cast<unsigned>(grid), c.threads, smem, st, p, stages);
   };
   auto with_k = [&](auto res) {
     constexpr bool kRes = decltype(res)::value;
@@ -461,7 +461,7 @@ inline void launch_streams(const Params<T, G>& p, std::int64_t grid, cudaStream_
   const bool lean = streams_lean_preferred(sizeof(T), p.rows, p.dim, residual);
   auto go = [&](auto kernel) {
     (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-    kernel<<<static_cast<unsigned>(grid), c.block(), smem, st>>>(p, stages);
+    launch_kernel(kernel, static_cast<unsigned>(grid), c.block(), smem, st, p, stages);
   };
   // The staged kernel or, for 16-bit rows where it measured faster, the lean one.
   auto run = [&](auto res, auto k, auto rows) {

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -346,8 +347,9 @@ __device__ __forceinline__ void prefetch_row_l2(const void* row, std::int64_t by
 // allow_dependent_launch() lets the next kernel of its stream, launched with the programmatic
 // stream serialization attribute, be scheduled once every block of this one has called it; that
 // kernel's wait_prerequisite_grids() then returns only when this grid has completed and its
-// memory operations are visible. So the launch of the backward's dg column sum overlaps stage 1
-// instead of following it, and the result is the same: the wait is a full dependency.
+// memory operations are visible. So the next launch (the backward's dg column sum after stage 1,
+// or the next call's kernel) overlaps this one's tail instead of following it, and the result is
+// the same: the wait is a full dependency.
 __device__ __forceinline__ void allow_dependent_launch() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
@@ -357,6 +359,56 @@ __device__ __forceinline__ void wait_prerequisite_grids() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+// The first statement of every kernel of the library: nothing before it touches global memory,
+// so a kernel launched early (launch_kernel) reads and writes nothing until the grid ahead of it
+// has completed; then the next launch may overlap this one in turn.
+__device__ __forceinline__ void begin_dependent_grid() {
+  wait_prerequisite_grids();
+  allow_dependent_launch();
+}
+
+// Whether launch_kernel asks for programmatic dependent launch: yes unless the environment has
+// RMSNORM_PDL=0 (read once). Off, every launch is plainly stream-ordered; the bits are the same
+// either way, only when a kernel may start changes.
+inline bool pdl_launches() {
+  static const bool on = [] {
+    const char* e = std::getenv("RMSNORM_PDL");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
+}
+
+// Every launch of the library: `cfg` (its attributes kept) plus the programmatic stream
+// serialization attribute, so that in a stream or a captured graph of back-to-back calls a
+// kernel's launch and block set-up overlap the tail of the kernel before it (which must have
+// called allow_dependent_launch, as every kernel here does in begin_dependent_grid). The runtime's
+// verdict is also left for launch_status().
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel_ex(cudaLaunchConfig_t cfg, void (*kernel)(Params...), Args&&... args) {
+  constexpr unsigned kMaxAttrs = 8;
+  if (cfg.numAttrs >= kMaxAttrs) return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);  // as given
+  cudaLaunchAttribute attrs[kMaxAttrs] = {};
+  unsigned n = 0;
+  for (; n < cfg.numAttrs; ++n) attrs[n] = cfg.attrs[n];
+  if (pdl_launches()) {
+    attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  cfg.attrs = attrs;
+  cfg.numAttrs = n;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+template <typename... Params, typename... Args>
+cudaError_t launch_kernel(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t s,
+                          Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  return launch_kernel_ex(cfg, kernel, std::forward<Args>(args)...);
 }
 
 template <typename T>

@@ -151,12 +151,19 @@ __device__ __forceinline__ float scale_of(float amax, const Params& p) {
 // rows) the max is taken over the ŷ_j themselves (y_bits(): this thread's max |ŷ| bits), as the
 // other forms do, behind a second barrier. A NaN or Inf product makes amax NaN / Inf as a NaN / Inf
 // ŷ_j would (such a row's outputs are unconstrained). Block-uniform: hw_max is the block's value.
-template <bool kBarrier, typename YBits>
+// kLanes > 0: a row of kLanes lanes (a whole warp: the branch is uniform across it), reduced by a
+// butterfly over its lanes, no barrier.
+template <bool kBarrier, int kLanes = 0, typename YBits>
 __device__ __forceinline__ float fused_amax(float hw_max, float r, float* max_partials, YBits&& y_bits) {
+  static_assert(kLanes == 0 || kLanes == kWarp, "a block's row or a warp's");
   if (hw_max >= 0x1p-126f || hw_max != hw_max) return __fmul_rn(hw_max, r);
   const unsigned bits = y_bits();
-  __syncthreads();  // max_partials were read by block_sum_max
-  return block_max<kBarrier>(__uint_as_float(bits), max_partials);
+  if constexpr (kLanes > 0) {
+    return warp_max<kLanes>(__uint_as_float(bits));
+  } else {
+    __syncthreads();  // max_partials were read by block_sum_max
+    return block_max<kBarrier>(__uint_as_float(bits), max_partials);
+  }
 }
 
 // q = RN_fp8_sat(y · (1/s)): the reciprocal is formed once per scale, so each element costs one
@@ -373,8 +380,8 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // Register budget per thread, stated to ptxas as minimum resident blocks per SM: left to its
 // heuristics ptxas caps some instances (the FP8 forms, which hold y as 8 fp32 per chunk; fp32
 // rows; mutants of the fused add) below what they need and spills. 128 registers for those, 64
-// for the 16-bit product forms with or without the fused add (they use about 50-64: more
-// blocks per SM, more loads in flight).
+// for the other 16-bit forms of the fused add (they use about 50-64: more blocks per SM, more
+// loads in flight), less for the 16-bit product forms below.
 //
 // fwd.block_row's 16-bit FP8 forms of the product (the L2-prefetch kernel's with 16-bit weights)
 // are held to 80 (three 256-thread blocks): left at 128 ptxas took 86-96, so five 128-thread
@@ -384,18 +391,31 @@ inline constexpr int regs_block_threads = LANES > 0 ? kSubWarpBlock : kBlockRowM
 // weights (8 bytes). The FP8 forward is latency-bound at 128 registers (ncu: 4.7 warps per
 // scheduler, 40 % of cycles with no eligible warp); at 80 the FP8 forward runs 5-9 % faster on the
 // H200 (bf16 and fp16, D = 1024-5120), the fused add + FP8 4-7 %, nothing slower.
-template <int LANES, typename T, bool kQuant, Mutant M, bool kEarlyW, bool kCapOk>
-inline constexpr bool regs_fp8_capped = LANES == 0 && kQuant && sizeof(T) == 2 && M == Mutant::none && !kEarlyW && kCapOk;
-template <int LANES, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
+// fwd.warp_row's 16-bit FP8 forms likewise, by chunks a thread: 4 (D = 513-1024, the forms
+// that hold y: left to ptxas 88-96, two 256-thread blocks an SM) to 80, three blocks; 2 to 64
+// and 1 to 48 (four and five blocks, what ptxas took at 128). None spills there.
+template <typename T, bool kQuant, Mutant M, bool kEarlyW, bool kCapOk>
+inline constexpr bool regs_fp8_capped = kQuant && sizeof(T) == 2 && M == Mutant::none && !kEarlyW && kCapOk;
+// The plain 16-bit forward of the product (fwd.block_row's kernels and fwd.warp_row's, not the
+// few-row form) is held to 40 registers, for more rows an SM with the same chunks in flight per
+// thread: 3 blocks of 512 threads an SM or 6 of 256, against 2 and 4 at 64. None spills at 40
+// (ptxas -v, CUDA 13.0, 32-bit chunk indices); the block forms spill 4-40 bytes at 32.
+template <typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW>
+inline constexpr bool regs_plain_lean = !kQuant && !kAdd && sizeof(T) == 2 && M == Mutant::none && !kEarlyW;
+template <int LANES, int ITERS, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
+inline constexpr int regs_budget =
+    regs_plain_lean<T, kQuant, kAdd, M, kEarlyW>                        ? 40
+    : regs_fp8_capped<T, kQuant, M, kEarlyW, kCapOk>                    ? (LANES == 0 || ITERS == 4 ? 80 : ITERS == 2 ? 64 : 48)
+    : (kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none) || kEarlyW) ? 128
+                                                                         : 64;
+template <int LANES, int ITERS, typename T, bool kQuant, bool kAdd, Mutant M, bool kEarlyW, bool kCapOk>
 inline constexpr int regs_min_blocks =
-    65536 / (regs_block_threads<LANES, T, kQuant> *
-             (regs_fp8_capped<LANES, T, kQuant, M, kEarlyW, kCapOk>                              ? 80
-              : (kQuant || sizeof(T) == 4 || (kAdd && M != Mutant::none) || kEarlyW) ? 128
-                                                                                   : 64));
+    65536 / (regs_block_threads<LANES, T, kQuant> * regs_budget<LANES, ITERS, T, kQuant, kAdd, M, kEarlyW, kCapOk>);
 
 // The register-row kernels: a row, or LANES-lane groups of rows, held in registers.
-// LANES > 0: groups of LANES consecutive lanes of a warp own one row each (kSubWarpBlock / LANES
-// rows per block). LANES == 0: the whole block owns one row.
+// LANES > 0: groups of LANES consecutive lanes of a warp own one row each (blockDim.x / LANES
+// rows per block; blockDim.x a multiple of 32, at most kSubWarpBlock). LANES == 0: the whole block
+// owns one row.
 // Chunk c of the row belongs to thread c % lanes, as its (c / lanes)-th chunk: every step of the
 // loop is a contiguous, coalesced run of 16-byte accesses.
 //
@@ -447,8 +467,12 @@ struct RegsRow {
   static constexpr bool kLeanY = kForm == RowsForm::lean_y;
   static constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   static constexpr int kTensors = kAdd ? 2 : 1;                  // staged: x (and o)
-  using Index = std::conditional_t<kLeanY, int, std::int64_t>;  // lean_y: D <= 16384
-  static_assert(!kLeanY || (kQuant && kBlock && M == Mutant::none), "lean y: the block form's FP8 product");
+  // Chunk indices (a row held in registers has D <= 16384): 32-bit where that saves registers (the
+  // plain forward, the block form's fused add, lean y); 64-bit in the sub-warp fused add and the
+  // held-y FP8 forms, which take more with 32.
+  using Index = std::conditional_t<kLeanY || (!kQuant && (!kAdd || LANES == 0)), int, std::int64_t>;
+  static_assert(!kLeanY || (kQuant && (kBlock || LANES == kWarp) && M == Mutant::none),
+                "lean y: the FP8 product of the block form or of a warp a row");
   static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
@@ -469,7 +493,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 
   const int lanes = kBlock ? static_cast<int>(blockDim.x) : LANES;
   const int t = kBlock ? static_cast<int>(threadIdx.x) : static_cast<int>(threadIdx.x) % LANES;
-  const std::int64_t rows_per_block = kBlock ? 1 : kSubWarpBlock / LANES;
+  const std::int64_t rows_per_block = kBlock ? 1 : static_cast<int>(blockDim.x) / LANES;
   const std::int64_t sub = kBlock ? 0 : static_cast<int>(threadIdx.x) / LANES;
 
   using Index = typename R::Index;
@@ -630,7 +654,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         for (int j = 0; j < kChunk; ++j) ss.add(hval(i, j));
     }
     float total;
-    if constexpr (kLeanY) {
+    if constexpr (kLeanY && kBlock) {
       if (hw_pass) {
         total = ss.acc;
         hw_max = __uint_as_float(hw_bits);
@@ -638,6 +662,9 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       } else {
         total = block_sum<kBarrier>(ss.acc, sum_partials);
       }
+    } else if constexpr (kLeanY) {  // a warp a row: the sum in warp_sum's order, as the held-y form's
+      total = warp_sum<LANES>(ss.acc);
+      if (hw_pass) hw_max = warp_max<LANES>(__uint_as_float(hw_bits));
     } else if constexpr (kBlock) {
       total = block_sum<kBarrier>(ss.acc, sum_partials);
     } else {
@@ -676,7 +703,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
         // amax from hw_max, the row-sum pass's fused max (fused_amax says why it is within bound).
-        const float amax = fused_amax<kBarrier>(hw_max, r, max_partials, [&] {
+        const float amax = fused_amax<kBarrier, kBlock ? 0 : LANES>(hw_max, r, max_partials, [&] {
           unsigned bits = 0;
           opaque_h();
 #pragma unroll
@@ -753,9 +780,9 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         store_fp8_output<M, kWidth>(p, qr, row, c, mine, t, y[i], inv_row, mode, full, n_tail);
       }
     }
-    // kLeanY: one row per block (the launch has a block per row): no second pass of the loop,
-    // so nothing is held across rows.
-    if constexpr (kLeanY) break;
+    // kLeanY in the block form: one row per block (the launch has a block per row): no second pass
+    // of the loop, so nothing is held across rows.
+    if constexpr (kLeanY && kBlock) break;
     if constexpr (kBlock) __syncthreads();  // the partials are reused by the next row
   }
   if constexpr (kStaged) wait_copies(0);  // no copy may outlive the block (the trailing groups are empty)
@@ -763,12 +790,14 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 
 template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS, Mutant M, bool kStaged = false,
           bool kEarlyW = false>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, T, kQuant, kAdd, M, kEarlyW, !kStaged>)) fwd_regs_kernel(Params p) {
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, M, kEarlyW, !kStaged>)) fwd_regs_kernel(Params p) {
+  begin_dependent_grid();
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, M,
                         kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
 }
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
-__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
+__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, ITERS, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {
+  begin_dependent_grid();
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::ahead>>(p, ahead);
 }
 // fwd.block_row's plain 16-bit forward and its fused add + FP8 over many waves of rows
@@ -783,8 +812,9 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
 // 7.3 us against the copy's 3.7). slot_ns is the time the device takes to move one row per SM.
 // Only the start differs: the same body, the same bits (one row's output does not depend on R).
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
-__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, T, kQuant, kAdd, Mutant::none, false, true>))
+__global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, ITERS, T, kQuant, kAdd, Mutant::none, false, true>))
     fwd_regs_stagger_kernel(Params p, std::int64_t wave, unsigned sms, unsigned slot_ns) {
+  begin_dependent_grid();
   if (blockIdx.x < wave) {
     const unsigned long long wait = static_cast<unsigned long long>(blockIdx.x / sms) * slot_ns;
     const unsigned long long t0 = global_timer_ns();
@@ -793,16 +823,33 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
   }
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::plain>>(p, 0);
 }
+// fwd.block_row's 16-bit fused add of rows of D <= 8192 (256 threads or fewer): the plain body
+// held to 48 registers (__maxnreg__): five blocks of 256 threads an SM (ten of 128) against four
+// (eight) at 64. None spills at 48 so stated (ptxas -v, CUDA 13.0, 32-bit chunk indices); stated
+// as a 256-thread launch bound of five blocks it spills 4-60 bytes, with 64-bit indices 24-40.
+// The same body: the same bits.
+inline constexpr int kAddNarrowThreads = 256;
+template <typename T, typename G, int ITERS>
+__global__ void __maxnreg__(48) fwd_regs_add_narrow_kernel(Params p) {
+  begin_dependent_grid();
+  static_assert(sizeof(T) == 2, "16-bit rows");
+  fwd_regs_body<RegsRow<T, G, false, true, 0, ITERS, Mutant::none, RowsForm::plain>>(p, 0);
+}
 // fwd.block_row's FP8 forms of 16-bit rows of 8192 < D <= 16384 (kBlockRowLeanYMaxDim16), and its
 // per-block scales of narrower rows (kLeanYPerBlockMinRows): up to 512 threads a row, y not held
 // (the lean_y form), held to 64 registers so that two blocks share an SM (one row's loads run
 // beside the other's reductions and stores).
+// LANES == 32 (fwd.warp_row's FP8 forward of D = 513-1024 with per-block scales, no fused add): a
+// warp a row, 256-thread blocks held to 64 registers (four an SM) where the held-y kernel takes 80.
 inline constexpr int kLeanYThreads = 512;
 inline constexpr int kLeanYMinBlocks = 2;
-template <typename T, typename G, bool kAdd, int ITERS>
-__global__ void __launch_bounds__(kLeanYThreads, kLeanYMinBlocks) fwd_regs_lean_y_kernel(Params p) {
+inline constexpr int kLeanYWarpMinBlocks = 4;
+template <typename T, typename G, bool kAdd, int ITERS, int LANES = 0>
+__global__ void __launch_bounds__(LANES > 0 ? kSubWarpBlock : kLeanYThreads,
+                                  LANES > 0 ? kLeanYWarpMinBlocks : kLeanYMinBlocks) fwd_regs_lean_y_kernel(Params p) {
+  begin_dependent_grid();
   static_assert(sizeof(T) == 2, "16-bit rows");
-  fwd_regs_body<RegsRow<T, G, true, kAdd, 0, ITERS, Mutant::none, RowsForm::lean_y>>(p, 0);
+  fwd_regs_body<RegsRow<T, G, true, kAdd, LANES, ITERS, Mutant::none, RowsForm::lean_y>>(p, 0);
 }
 
 }  // namespace rmsnorm::cuda::fwd

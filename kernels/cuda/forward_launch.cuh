@@ -247,10 +247,15 @@ Status run_variant(const ForwardArgs& a, Launch&& launch) {
   return launch_status(V::kName);
 }
 
+// Few rows (well under a wave): fwd.block_row and fwd.warp_row load each row's weights with its x
+// (fwd_regs_kernel, kEarlyW), the same arithmetic and bits: a row's latency is the cost here
+// (docs/launch-forms.md).
+inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
+
 template <typename T, typename G, bool kQ, bool kA, int LANES, int ITERS, Mutant M, bool kEarlyW = false>
 void launch_regs(const Params& p, int threads, std::int64_t rows_per_block, cudaStream_t s) {
   const std::int64_t blocks = (p.rows + rows_per_block - 1) / rows_per_block;
-  fwd_regs_kernel<T, G, kQ, kA, LANES, ITERS, M, false, kEarlyW><<<grid_for(blocks), threads, 0, s>>>(p);
+  launch_kernel(fwd_regs_kernel<T, G, kQ, kA, LANES, ITERS, M, false, kEarlyW>, grid_for(blocks), threads, 0, s, p);
 }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -340,6 +340,30 @@ TEST_CASE("the llama convention's backward is the standard one, bit for bit", "[
   }
 }
 
+// One row is one program: its stage 1 writes an fp32 dg itself and no stage 2 runs (run_stages);
+// a 16-bit dg still takes stage 2. Every variant, every width its range takes, both dg types,
+// both ops, judged by the oracle in poisoned memory (the workspace is handed over and unused).
+TEST_CASE("R = 1: stage 1 writes an fp32 dg itself, a 16-bit dg goes through stage 2", "[gpu]") {
+  for (const rmsnorm::Variant* v : device_backward_variants()) {
+    int ran = 0;
+    for (const std::int64_t d : {1, 300, 1024, 1025, 4096, 8192, 16392, 40000, 65536})
+      for (const DType dg : {DType::f32, DType::bf16})
+        for (const bool add : {false, true}) {
+          Spec s;
+          s.rows = 1;
+          s.dim = d;
+          s.x = DType::bf16;
+          s.g = DType::bf16;
+          s.dg = dg;
+          s.add = add;
+          s.seed = seed_of(static_cast<std::uint64_t>(d), dg == DType::f32 ? 1 : 2, add ? 3 : 4);
+          ran += require_pass(*v, s, harness::Layout{}) ? 1 : 0;
+        }
+    INFO("variant=" << v->name << " declined every width at R = 1");
+    CHECK(ran > 0);
+  }
+}
+
 TEST_CASE("R = 0 is a no-op that returns ok", "[gpu]") {
   for (const rmsnorm::Variant* v : device_backward_variants()) {
     Spec s;

@@ -260,6 +260,26 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
   }
 }
 
+// The same rows without FP8 outputs on `v`: the same rstd bits (and the same residual under the
+// fused add): the FP8 forms share the plain forward's row sum.
+void check_rstd_as_without_fp8(const rmsnorm::Variant& v, const std::vector<PaddedRows>& shapes) {
+  for (const PaddedRows& sh : shapes) {
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = sh.pad;
+    const oracle::ForwardCase q = make_case(rows_spec(sh.rows));
+    oracle::ForwardCase plain = q;
+    plain.quant = Quant::none;
+    plain.y_type = sh.rows.t;
+    const harness::RawForward a = harness::execute_forward(v, q, l);
+    const harness::RawForward b = harness::execute_forward(v, plain, l);
+    INFO(v.name << " D=" << sh.rows.dim << " x=" << rmsnorm::to_string(sh.rows.t) << " add=" << sh.rows.add);
+    REQUIRE(a.status.ok());
+    REQUIRE(b.status.ok());
+    CHECK(a.result.rstd == b.result.rstd);
+    if (sh.rows.add) CHECK(a.result.h == b.result.h);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu][widths]") {
@@ -387,11 +407,12 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
     INFO(v->name);
     CHECK(v->run_forward(a).ok());
   }
-  // A row alone and inside a batch of 97 gives the same bits (docs/properties.md#p11).
+  // A row alone and inside a batch of 200 gives the same bits (docs/properties.md#p11); past
+  // kEarlyWeightsMaxRows (128) the batch takes the many-row forms, the row alone the few-row ones.
   for (std::int64_t d : {7, 128, 1025, 8192, 65536}) {
     Spec s;
     s.dim = d;
-    s.rows = 97;
+    s.rows = 200;
     s.seed = 77;
     const oracle::ForwardCase batch = make_case(s);
     oracle::ForwardCase one = batch;
@@ -770,22 +791,7 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
       {{10000, 200, DType::f16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
   };
   check_many_rows(*block, shapes);
-  // The same rows without FP8 outputs: the same rstd and residual bits.
-  for (const PaddedRows& sh : shapes) {
-    harness::Layout l;
-    l.x_pad = l.y_pad = l.o_pad = sh.pad;
-    const oracle::ForwardCase q = make_case(rows_spec(sh.rows));
-    oracle::ForwardCase plain = q;
-    plain.quant = Quant::none;
-    plain.y_type = sh.rows.t;
-    const harness::RawForward a = harness::execute_forward(*block, q, l);
-    const harness::RawForward b = harness::execute_forward(*block, plain, l);
-    INFO("D=" << sh.rows.dim << " x=" << rmsnorm::to_string(sh.rows.t) << " add=" << sh.rows.add);
-    REQUIRE(a.status.ok());
-    REQUIRE(b.status.ok());
-    CHECK(a.result.rstd == b.result.rstd);
-    if (sh.rows.add) CHECK(a.result.h == b.result.h);
-  }
+  check_rstd_as_without_fp8(*block, shapes);
   // fp32 rows keep the 256-thread limit: D = 8200 with FP8 outputs is declined with its reason.
   {
     const oracle::ForwardCase c = make_case(rows_spec({8200, 2, DType::f32, Quant::dynamic_token, false}));
@@ -793,6 +799,34 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
     INFO(out.summary());
     CHECK(out.status.code == rmsnorm::Status::Code::unsupported);
   }
+}
+
+// fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024. Per-block scales past the few-row form
+// take fwd_regs_lean_y_kernel with a warp a row (y formed for each group's amax and again to
+// quantize); per-token and static scales, and few rows, the held-y kernel. Every scale mode,
+// convention, fp32 weights, partial last chunks and 128-groups, padded rows (16-byte x rows), few
+// rows and many (the small-R blocks): each passes the oracle and repeats bitwise, its first 5 rows
+// alone (the few-row form) equal the batch's bit for bit, and its rstd equals the plain forward's
+// on the same rows (the same lanes and warp_sum order).
+TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 match the oracle, repeat, batch invariant", "[gpu][fp8]") {
+  const rmsnorm::Variant* warp = rmsnorm::find_variant("fwd.warp_row");
+  REQUIRE(warp != nullptr);
+  if (!selected(warp->name)) return;
+  const std::vector<PaddedRows> shapes = {
+      {{520, 2000, DType::bf16, Quant::per_block, false}, 8},
+      {{1000, 700, DType::f16, Quant::per_block, false, Convention::gemma}, 0},
+      {{769, 1500, DType::bf16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 15},
+      {{1017, 900, DType::f16, Quant::per_block, false, Convention::no_weight}, 7},
+      {{1024, 5, DType::bf16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
+      {{640, 20000, DType::bf16, Quant::per_block, false, Convention::gemma}, 8},
+      {{1024, 3000, DType::bf16, Quant::dynamic_token, false}, 0},
+      {{1024, 40, DType::f16, Quant::dynamic_token, false}, 8},
+      {{769, 1500, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 15},
+      {{1017, 900, DType::f16, Quant::static_scale, false}, 7},
+      {{896, 600, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0},
+  };
+  check_many_rows(*warp, shapes);
+  check_rstd_as_without_fp8(*warp, shapes);
 }
 
 // Packed rows of every odd width (harness::kOddPackedWidths), type and op (forward, fused add) on

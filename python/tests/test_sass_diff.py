@@ -1,6 +1,7 @@
 """scripts/sass_diff.py on two saved listings: the same kernel at other addresses and encodings is
 identical; a changed instruction, a kernel gone and a kernel new are named; the exit status says
-whether anything differs."""
+whether anything differs. scripts/sass_wait_first.py on saved listings: a kernel that touches memory
+or branches before its ACQBULK, or has none, is named; without cuobjdump a binary is skipped (77)."""
 import os
 import subprocess
 import sys
@@ -8,6 +9,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "sass_diff.py")
+WAIT_FIRST = os.path.join(ROOT, "scripts", "sass_wait_first.py")
 failures = []
 
 
@@ -61,6 +63,45 @@ with tempfile.TemporaryDirectory() as tmp:
     open(empty, "w").close()
     r = run(empty, empty)
     check(r.returncode == 2 and "nothing compared" in r.stderr, "two listings without kernels: exit 2, said")
+
+WAITS = [("_Z4goodv", ["LDC R1, c[0x0][0x28]", "ACQBULK", "S2R R3, SR_TID.X", "LDG.E.128 R4, desc[UR4][R2.64]", "EXIT"]),
+         ("_Z4predv", ["S2R R3, SR_TID.X", "ACQBULK", "@P0 STG.E [R2.64], R4", "EXIT"])]
+LATE = [("_Z4loadv", ["LDC R1, c[0x0][0x28]", "LDG.E R4, desc[UR4][R2.64]", "ACQBULK", "EXIT"]),
+        ("_Z5storev", ["@!P0 STG.E.U8 [R2.64], R4", "ACQBULK", "EXIT"]),
+        ("_Z6branchv", ["ISETP.GE.AND P0, PT, R0, 0x1, PT", "@P0 BRA 0x80", "ACQBULK", "EXIT"]),
+        ("_Z5asyncv", ["LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64]", "ACQBULK", "EXIT"]),
+        ("_Z4nonev", ["S2R R3, SR_TID.X", "LDS R4, [R3]", "NOP"])]
+
+with tempfile.TemporaryDirectory() as tmp:
+    good, late, empty = (os.path.join(tmp, n + ".sass") for n in ("good", "late", "empty"))
+    with open(good, "w") as f:
+        f.write(listing(WAITS))
+    with open(late, "w") as f:
+        f.write(listing(WAITS + LATE))
+    open(empty, "w").close()
+
+    def wait_first(*args, env=None):
+        return subprocess.run([sys.executable, WAIT_FIRST, *args], capture_output=True, text=True, env=env)
+
+    r = wait_first(good)
+    check(r.returncode == 0 and "2 of 2 kernels wait" in r.stdout,
+          f"ACQBULK before the first load or store (shared loads, constants, special registers may precede): exit 0 ({r.stdout.strip()})")
+    r = wait_first(good, late)
+    named = [k for k, _ in LATE if k in r.stdout]
+    check(r.returncode == 1 and "4 of 9 kernels wait" in r.stdout and len(named) == len(LATE)
+          and "no ACQBULK" in r.stdout and "leaves the entry" in r.stdout and "_Z4goodv" not in r.stdout,
+          f"a load, a predicated store, a branch, an async copy before ACQBULK, and no ACQBULK: each named, exit 1 ({r.stdout.strip()})")
+    r = wait_first(late, "--funcs", "_Z4good|_Z4pred")
+    check(r.returncode == 0 and "2 of 2" in r.stdout, "--funcs checks only the kernels it matches")
+    r = wait_first(empty)
+    check(r.returncode == 2 and "no kernel" in r.stderr, "a listing without kernels: exit 2, said")
+    r = wait_first(os.path.join(tmp, "absent.so"))
+    check(r.returncode == 2 and "no file" in r.stderr, "a missing file: exit 2, said")
+    binary = os.path.join(tmp, "lib.a")
+    with open(binary, "wb") as f:
+        f.write(b"!<arch>\n\0\0")
+    r = wait_first(binary, env=dict(os.environ, CUOBJDUMP=os.path.join(tmp, "no-cuobjdump")))
+    check(r.returncode == 77 and "SKIPPED" in r.stdout, f"a binary without cuobjdump: skipped, 77 ({r.stdout.strip()})")
 
 print(f"sass_diff: {'PASS' if not failures else 'FAIL'}")
 sys.exit(1 if failures else 0)

@@ -69,10 +69,6 @@ inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage
   return shape(1);
 }
 
-// Few rows (one block each, well under a wave): fwd.block_row loads each row's weights with its
-// x (fwd_regs_kernel, kEarlyW), the same arithmetic and bits: a row's latency is the cost here
-// (H200: R = 1-64 take 2.6-4.6 µs against 0.8 µs for an empty kernel in the same CUDA graph).
-inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
 // fwd.block_row's FP8 outputs with per-block scales of 16-bit rows of D <= 8192 take the lean-y
 // kernel past the few-row form (docs/launch-forms.md); per token the held-y kernel stays.
 inline constexpr std::int64_t kLeanYPerBlockMinRows = kEarlyWeightsMaxRows + 1;
@@ -202,7 +198,7 @@ struct fwd_block_row_staged {
             }
             // The kernel reads its stage count back from the dynamic shared memory size.
             const std::int64_t grid = std::min<std::int64_t>(a.rows, static_cast<std::int64_t>(l.blocks_per_sm) * sms);
-            kernel<<<grid_for(grid), c.lanes, l.smem, s>>>(p);
+            launch_kernel(kernel, grid_for(grid), c.lanes, l.smem, s, p);
           }
         });
   }
@@ -245,7 +241,7 @@ struct fwd_block_row {
       if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ) {
         if (c.lanes > kBlockRowMaxThreads<T, kQ> ||
             (a.quant == Quant::per_block && a.rows >= kLeanYPerBlockMinRows && a.rows <= kMaxGridBlocks)) {
-          fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters><<<grid_for(a.rows), c.lanes, 0, s>>>(p);
+          launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
           return;
         }
       }
@@ -275,7 +271,7 @@ struct fwd_block_row {
                                   std::string("fwd.block_row: launch shape: ") + cudaGetErrorString(e));
             return;
           }
-          kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave < a.rows ? wave : 0);
+          launch_kernel(kernel, grid_for(a.rows), c.lanes, 0, s, p, wave < a.rows ? wave : 0);
           return;
         }
       }
@@ -301,9 +297,16 @@ struct fwd_block_row {
             const std::int64_t row_bytes =
                 a.dim * static_cast<std::int64_t>((kA ? 3 : 1) * sizeof(T) + (kQ ? 1 : sizeof(T)));
             const unsigned slot = stagger_slot_ns(sms, row_bytes);
-            kernel<<<grid_for(a.rows), c.lanes, 0, s>>>(p, wave, static_cast<unsigned>(sms), slot);
+            launch_kernel(kernel, grid_for(a.rows), c.lanes, 0, s, p, wave, static_cast<unsigned>(sms), slot);
             return;
           }
+        }
+      }
+      // The 16-bit fused add of rows of at most 256 threads: the 48-register kernel.
+      if constexpr (M == Mutant::none && sizeof(T) == 2 && kA && !kQ) {
+        if (c.lanes <= kAddNarrowThreads) {
+          launch_kernel(fwd_regs_add_narrow_kernel<T, G, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
+          return;
         }
       }
       launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);

@@ -197,6 +197,7 @@ __device__ __forceinline__ void ring_release(unsigned* released, std::uint64_t* 
 // memory once per block, in front of the slots, and the output pass reads them there.
 template <typename T, typename G, bool kAdd, bool kHeld, bool kWeights, Mutant M>
 __global__ void __launch_bounds__(kRingThreads, 1) fwd_ring_kernel(Params p, Ring ring) {
+  begin_dependent_grid();
   static_assert(!kHeld || sizeof(T) == 2, "held rows: 16-bit chunks (4 registers each)");
   static_assert(!kWeights || (kHeld && sizeof(G) == 2), "staged weights: held rows, 16-bit weights (16-byte chunks)");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
@@ -483,7 +484,7 @@ struct fwd_bulk_ring {
                                     std::string("fwd.bulk_ring: launch shape: ") + cudaGetErrorString(e));
               return;
             }
-            kernel<<<grid_for(grid), kRingThreads, m.bytes, s>>>(p, m.ring);
+            launch_kernel(kernel, grid_for(grid), kRingThreads, m.bytes, s, p, m.ring);
           }
         });
   }

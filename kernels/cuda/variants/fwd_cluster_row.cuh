@@ -81,6 +81,7 @@ template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
 __global__ void __cluster_dims__(kFwdClusterCtas, 1, 1)
     __launch_bounds__(fwd_cluster_shape_of<T>.max_threads, fwd_cluster_shape_of<T>.min_blocks)
         fwd_cluster_kernel(Params p, std::int64_t slice_chunks) {
+  begin_dependent_grid();
   namespace cg = cooperative_groups;
   constexpr int S = fwd_cluster_shape_of<T>.slots;
   __shared__ float sum_partials[kWarp];
@@ -309,7 +310,7 @@ struct fwd_cluster_row {
                                                                std::to_string(threads) + " threads fits this device");
         return;
       }
-      kernel<<<grid_for(clusters * cs.ctas), threads, 0, s>>>(p, fwd_cluster_slice(a.dim, cs));
+      launch_kernel(kernel, grid_for(clusters * cs.ctas), threads, 0, s, p, fwd_cluster_slice(a.dim, cs));
     });
   }
 };

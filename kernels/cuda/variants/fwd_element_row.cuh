@@ -29,8 +29,13 @@ inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / st
 // x (and o) are copied into shared memory first, each thread reads its elements from there, and
 // y (and the fused add's residual) is written to shared memory and stored from there. An
 // element access moves 2 bytes of a 16-bit row per thread and instruction; a vector 16.
-template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, bool kRealign = false, bool kPersistent = false>
+// kEarlyW (fwd.element_row's FP8 forward of few rows, kEarlyWeightsMaxRows): the row's weights are
+// loaded with its x, before the row sum, instead of after it: a second round trip to memory
+// otherwise (the same values and arithmetic: the same bits).
+template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, bool kRealign = false, bool kPersistent = false,
+          bool kEarlyW = false>
 __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params p) {
+  begin_dependent_grid();
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   constexpr int K = kElementSlots;
   __shared__ float sum_partials[kWarp];
@@ -52,14 +57,17 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
   // element for its weights, and a block launch (ncu: 60 instructions per element at D = 1025,
   // 0.45 of the copy). Same mapping, order and arithmetic: the same bits.
   static_assert(!kPersistent || kRealign, "persistent rows: the realigned form only");
-  [[maybe_unused]] float w_held[kPersistent ? K : 1];
-  if constexpr (kPersistent) {
+  static_assert(!kEarlyW || (!kPersistent && M == Mutant::none), "early weights: the product's block-per-row form");
+  // This thread's K effective weights (1 past D and without weights).
+  [[maybe_unused]] auto thread_weights = [&](float (&w)[K]) {
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const int j = t + k * B;
-      w_held[k] = (weighted && j < D) ? effective_weight(to_float(g[j]), p.convention) : 1.0f;
+      w[k] = (weighted && j < D) ? effective_weight(to_float(g[j]), p.convention) : 1.0f;
     }
-  }
+  };
+  [[maybe_unused]] float w_held[kPersistent ? K : 1];
+  if constexpr (kPersistent) thread_weights(w_held);
   auto row_body = [&](const std::int64_t row) {
     // kRealign: two row buffers of realign_buffer_bytes(D, sizeof(T)) in dynamic shared memory
     // (x, then the residual or y; o, then y under the fused add).
@@ -94,6 +102,8 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
         h[k] = j < D ? load_scalar(xr, j) : 0.0f;
       }
     }
+    [[maybe_unused]] float w_early[kEarlyW ? K : 1];
+    if constexpr (kEarlyW) thread_weights(w_early);
     [[maybe_unused]] float hn[K];  // M17: the unrounded x + o that the mutant normalizes
     if constexpr (kAdd) {
       T* xw = static_cast<T*>(p.x_out) + row_off<M>(row, p.x_stride, D, sizeof(T));
@@ -148,6 +158,8 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
       float w = 1.0f;
       if constexpr (kPersistent) {
         w = w_held[k];
+      } else if constexpr (kEarlyW) {
+        w = w_early[k];
       } else if (weighted && j < D) {
         w = effective_weight(to_float(g[M == Mutant::M20_weight_by_row
                                             ? static_cast<int>(static_cast<unsigned>(row) % static_cast<unsigned>(D))
@@ -312,7 +324,7 @@ struct fwd_element_row_realigned {
                                   std::string("fwd.element_row.realigned: launch shape: ") + cudaGetErrorString(e));
             return;
           }
-          kernel<<<grid_for(grid), threads, bytes, s>>>(p);
+          launch_kernel(kernel, grid_for(grid), threads, bytes, s, p);
         });
   }
 };
@@ -345,7 +357,17 @@ struct fwd_element_row {
           using T = typename decltype(tt)::type;
           using G = typename decltype(gt)::type;
           constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-          fwd_element_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), element_threads(a.dim), 0, s>>>(p);
+          // Few rows of the FP8 forward: the weights loaded with x (kEarlyWeightsMaxRows, as
+          // fwd.block_row's few-row form). The forward, the fused add and the fused add + FP8 keep
+          // the weights after the row sum, where they measured faster (docs/launch-forms.md).
+          if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
+            if (a.rows <= kEarlyWeightsMaxRows) {
+              launch_kernel(fwd_element_kernel<T, G, kQ, kA, M, false, false, true>, grid_for(a.rows),
+                            element_threads(a.dim), 0, s, p);
+              return;
+            }
+          }
+          launch_kernel(fwd_element_kernel<T, G, kQ, kA, M>, grid_for(a.rows), element_threads(a.dim), 0, s, p);
         });
   }
 };

@@ -26,6 +26,7 @@ inline constexpr int kSmemUnroll = sizeof(T) == 2 ? (kAdd ? 2 : 4) : (kAdd ? 1 :
 template <typename T, typename G, bool kQuant, bool kAdd, Mutant M, int THREADS = kSmemThreads, bool kStash = false>
 __global__ void __launch_bounds__(THREADS, THREADS == kSmemThreads ? 1 : kSmemPairBlocksPerSM)
     fwd_smem_kernel(Params p, std::int64_t cache_chunks) {
+  begin_dependent_grid();
   static_assert(THREADS == kSmemThreads || THREADS == kSmemPairThreads, "large-D block shapes");
   static_assert(!kStash || (kQuant && M == Mutant::none), "the y stash: FP8 outputs of the product");
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
@@ -278,7 +279,7 @@ Status launch_large_d(const ForwardArgs& a) {
       result = Status::fail(Status::Code::launch_failed, who + ": launch shape: " + cudaGetErrorString(e));
       return;
     }
-    kernel<<<grid_for(grid), THREADS, bytes, s>>>(p, cache_chunks);
+    launch_kernel(kernel, grid_for(grid), THREADS, bytes, s, p, cache_chunks);
   });
 }
 

@@ -64,6 +64,7 @@ inline std::int64_t packed_quant_entries(std::int64_t dim, std::size_t elem_byte
 template <typename T, typename G, int M, int RG, bool kAdd, bool kQuant, Mutant MU>
 __global__ void __launch_bounds__(M > kPackedPerThread ? kPackedWideMaxThreads : kPackedMaxThreads, 1)
     fwd_packed_kernel(Params p, int group_threads, int groups, int stages) {
+  begin_dependent_grid();
   constexpr int kTensors = kAdd ? 2 : 1;
   // Columns past a row's end: predicated accesses (kPredicated) in the fused add and the FP8
   // forms, 2-27 % faster than a branch around each element there (H200, D = 513-8191, R = 4096
@@ -396,7 +397,7 @@ struct fwd_packed_rows {
                                       std::string("fwd.packed_rows: shared memory: ") + cudaGetErrorString(e));
                 return;
               }
-              kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.threads, c.groups, stages);
+              launch_kernel(kernel, grid_for(grid), c.block(), smem, s, p, c.threads, c.groups, stages);
             };
             if (c.per_thread == kPackedPerThreadWide) {
               go(fwd_packed_kernel<T, G, kPackedPerThreadWide, 1, kA, kQ, M>);

@@ -15,6 +15,7 @@ inline constexpr int kScalarMaxThreads = 512;  // 128 registers: the FP8 + fused
 // reads other threads' h after a barrier.
 template <typename T, typename G, bool kQuant, bool kAdd, Mutant M>
 __global__ void __launch_bounds__(kScalarMaxThreads) fwd_scalar_kernel(Params p) {
+  begin_dependent_grid();
   constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   __shared__ float sum_partials[kWarp];
   __shared__ float max_partials[kWarp];
@@ -123,7 +124,7 @@ struct fwd_scalar {
           using T = typename decltype(tt)::type;
           using G = typename decltype(gt)::type;
           constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-          fwd_scalar_kernel<T, G, kQ, kA, M><<<grid_for(a.rows), scalar_threads(a.dim), 0, s>>>(p);
+          launch_kernel(fwd_scalar_kernel<T, G, kQ, kA, M>, grid_for(a.rows), scalar_threads(a.dim), 0, s, p);
         });
   }
 };

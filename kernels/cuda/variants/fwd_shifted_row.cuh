@@ -142,6 +142,7 @@ __device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[I
 template <typename T, typename G, bool kAdd, int ITERS, Mutant M>
 __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd>)
     fwd_shifted_kernel(Params p, int lanes, int period) {
+  begin_dependent_grid();
   extern __shared__ __align__(16) unsigned char shifted_mem[];         // the weights at this block's lead
   __shared__ float partials[kShiftedBlockThreads / kWarp];             // each group's warps' sums
   __shared__ Chunk<T> edges[kShiftedBlockThreads / kWarp][ITERS + 1];  // each warp's lane 0's chunks
@@ -343,7 +344,7 @@ struct fwd_shifted_row {
                 return;
               }
               grid = std::max<std::int64_t>(grid / period, 1) * period;
-              kernel<<<grid_for(grid), c.block(), smem, s>>>(p, c.lanes, period);
+              launch_kernel(kernel, grid_for(grid), c.block(), smem, s, p, c.lanes, period);
             };
             if (c.iters == 5)
               go(fwd_shifted_kernel<T, G, kA, 5, M>);

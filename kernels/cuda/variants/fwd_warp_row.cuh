@@ -1,5 +1,6 @@
 // fwd.warp_row: D <= 1024, a sub-warp of 1-32 lanes per row (fwd_regs_kernel with LANES > 0), the
-// row in registers, 16-byte loads; the rows of a 256-thread block side by side.
+// row in registers, 16-byte loads; the rows of a block (256 threads, fewer for few rows) side by
+// side.
 #pragma once
 
 #include "forward_variant.h"
@@ -17,6 +18,33 @@ inline RegsConfig warp_row_config(std::int64_t dim) {
   }
   if (n <= 64) return {32, 2};
   return {32, 4};
+}
+
+// Threads per block: kSubWarpBlock, halved (down to one warp) while the rows fill fewer blocks
+// than the device has SMs, so that a few hundred rows still reach every SM (docs/launch-forms.md).
+inline int warp_row_threads(std::int64_t rows, int lanes) {
+  const std::int64_t sms = sm_count();
+  int threads = kSubWarpBlock;
+  while (threads > kWarp && (rows * lanes + threads - 1) / threads < sms) threads /= 2;
+  return threads;
+}
+
+// fwd.warp_row's kernel for its configuration (lanes a row, chunks a lane): one of warp_row_config's.
+template <typename T, typename G, bool kQ, bool kA, Mutant M, bool kEarlyW>
+void launch_warp_row(const RegsConfig& c, const Params& p, int threads, std::int64_t rpb, cudaStream_t s) {
+  auto form = [&](auto lanes, auto iters) {
+    constexpr int L = decltype(lanes)::value, I = decltype(iters)::value;
+    if (c.lanes == L && c.iters == I) launch_regs<T, G, kQ, kA, L, I, M, kEarlyW>(p, threads, rpb, s);
+  };
+  using std::integral_constant;
+  form(integral_constant<int, 1>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 2>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 4>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 8>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 16>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 32>{}, integral_constant<int, 1>{});
+  form(integral_constant<int, 32>{}, integral_constant<int, 2>{});
+  form(integral_constant<int, 32>{}, integral_constant<int, 4>{});
 }
 
 struct fwd_warp_row {
@@ -55,33 +83,26 @@ struct fwd_warp_row {
           using T = typename decltype(tt)::type;
           using G = typename decltype(gt)::type;
           constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-          const std::int64_t rpb = kSubWarpBlock / c.lanes;
-          switch (c.lanes * 8 + c.iters) {
-            case 1 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 1, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 2 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 2, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 4 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 4, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 8 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 8, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 16 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 16, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 32 * 8 + 1:
-              launch_regs<T, G, kQ, kA, 32, 1, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            case 32 * 8 + 2:
-              launch_regs<T, G, kQ, kA, 32, 2, M>(p, kSubWarpBlock, rpb, s);
-              break;
-            default:
-              launch_regs<T, G, kQ, kA, 32, 4, M>(p, kSubWarpBlock, rpb, s);
-              break;
+          const int threads = warp_row_threads(p.rows, c.lanes);
+          const std::int64_t rpb = threads / c.lanes;
+          // Few rows: the weights loaded with x (kEarlyWeightsMaxRows, as fwd.block_row's few-row form).
+          if constexpr (M == Mutant::none && sizeof(T) == 2) {
+            if (p.rows <= kEarlyWeightsMaxRows) return launch_warp_row<T, G, kQ, kA, M, true>(c, p, threads, rpb, s);
           }
+          // The 16-bit FP8 forward of D = 513-1024 with per-block scales: the lean-y kernel (y not
+          // held, 64 registers; with the fused add it spills 8-24 bytes at 64 and keeps the held-y
+          // kernel). Per token the lean-y kernel takes its amax from the row-sum pass (fused_amax),
+          // whose last bit may differ from the few-row form's max over the formed y: a row would
+          // quantize differently alone and in a batch. Static scales keep the held-y kernel too
+          // (not measured in the lean-y one).
+          if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
+            if (c.lanes == kWarp && c.iters == 4 && static_cast<Quant>(p.quant) == Quant::per_block) {
+              const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
+              launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
+              return;
+            }
+          }
+          launch_warp_row<T, G, kQ, kA, M, false>(c, p, threads, rpb, s);
         });
   }
 };
