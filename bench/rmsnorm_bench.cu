@@ -371,6 +371,9 @@ class Bench {
         }
       }
     }
+    // The fills and the copies above are on the legacy stream, which stream_ (non-blocking) does
+    // not wait for: finish them before the first call reads its inputs.
+    BENCH_CUDA(cudaDeviceSynchronize());
     auto fwd_args = [&](int k) {
       Set& s = bufs[static_cast<std::size_t>(k)];
       rmsnorm::ForwardArgs a;
