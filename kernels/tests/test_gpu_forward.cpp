@@ -280,6 +280,17 @@ void check_rstd_as_without_fp8(const rmsnorm::Variant& v, const std::vector<Padd
   }
 }
 
+// The FP8 shapes of variant `name` through both checks above. Returns the variant, or nullptr
+// where the run is narrowed to other variants (RMSNORM_VARIANTS).
+const rmsnorm::Variant* check_fp8_rows(const char* name, const std::vector<PaddedRows>& shapes) {
+  const rmsnorm::Variant* v = rmsnorm::find_variant(name);
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return nullptr;
+  check_many_rows(*v, shapes);
+  check_rstd_as_without_fp8(*v, shapes);
+  return v;
+}
+
 }  // namespace
 
 TEST_CASE("forward: seed widths and QK-norm widths, every type", "[gpu][widths]") {
@@ -766,9 +777,6 @@ TEST_CASE("forward: fwd.block_row's staggered first wave matches the oracle and 
 // invariant (check_many_rows); its rstd (and residual) equal the plain block_row forward's (fused
 // add's) on the same rows bit for bit, the same mapping and sum order with no FP8 output.
 TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the oracle, repeat, batch invariant", "[gpu][block_row]") {
-  const rmsnorm::Variant* block = rmsnorm::find_variant("fwd.block_row");
-  REQUIRE(block != nullptr);
-  if (!selected(block->name)) return;
   const std::vector<PaddedRows> shapes = {
       {{4096, 600, DType::bf16, Quant::per_block, false}, 0},
       {{2056, 700, DType::f16, Quant::per_block, true}, 8},
@@ -790,8 +798,8 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
       {{16384, 200, DType::bf16, Quant::dynamic_token, true, Convention::standard, /*g32=*/true}, 8},
       {{10000, 200, DType::f16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
   };
-  check_many_rows(*block, shapes);
-  check_rstd_as_without_fp8(*block, shapes);
+  const rmsnorm::Variant* block = check_fp8_rows("fwd.block_row", shapes);
+  if (block == nullptr) return;
   // fp32 rows keep the 256-thread limit: D = 8200 with FP8 outputs is declined with its reason.
   {
     const oracle::ForwardCase c = make_case(rows_spec({8200, 2, DType::f32, Quant::dynamic_token, false}));
@@ -809,9 +817,6 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
 // alone (the few-row form) equal the batch's bit for bit, and its rstd equals the plain forward's
 // on the same rows (the same lanes and warp_sum order).
 TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 match the oracle, repeat, batch invariant", "[gpu][fp8]") {
-  const rmsnorm::Variant* warp = rmsnorm::find_variant("fwd.warp_row");
-  REQUIRE(warp != nullptr);
-  if (!selected(warp->name)) return;
   const std::vector<PaddedRows> shapes = {
       {{520, 2000, DType::bf16, Quant::per_block, false}, 8},
       {{1000, 700, DType::f16, Quant::per_block, false, Convention::gemma}, 0},
@@ -825,8 +830,7 @@ TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 ma
       {{1017, 900, DType::f16, Quant::static_scale, false}, 7},
       {{896, 600, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0},
   };
-  check_many_rows(*warp, shapes);
-  check_rstd_as_without_fp8(*warp, shapes);
+  check_fp8_rows("fwd.warp_row", shapes);
 }
 
 // Packed rows of every odd width (harness::kOddPackedWidths), type and op (forward, fused add) on
