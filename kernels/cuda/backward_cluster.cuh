@@ -321,11 +321,13 @@ inline Status cluster_launch(const BackwardArgs& a) {
     const std::int64_t slice = cluster_slice_chunks(a.dim, cs);
     if constexpr (sizeof(T) == 2) {
       if (wide) {
-        launch_kernel(backward_cluster_kernel<T, G, true, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st, p, slice);
+        launch_kernel(backward_cluster_kernel<T, G, true, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st,
+                      p, slice);
         return;
       }
     }
-    launch_kernel(backward_cluster_kernel<T, G, false, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st, p, slice);
+    launch_kernel(backward_cluster_kernel<T, G, false, M>, static_cast<unsigned>(clusters * cs.ctas), threads, 0, st, p,
+                  slice);
   });
 }
 

@@ -145,15 +145,16 @@ inline cudaError_t launch_stage2(const float* partials, std::int64_t nparts, std
   const auto blocks = static_cast<unsigned>(ceil_div(dim, kColsPerStage2Block));
   // A programmatic dependent of stage 1 (launch_kernel): its launch overlaps stage 1's last rows;
   // it reads the partials only after stage 1 completed (begin_dependent_grid).
-  return launch_kernel(dg_column_sum_kernel<Out>, blocks, kColsPerStage2Block * kStage2Lanes, 0, st, partials, nparts, dim,
-                       static_cast<Out*>(dg));
+  return launch_kernel(dg_column_sum_kernel<Out>, blocks, kColsPerStage2Block * kStage2Lanes, 0, st, partials, nparts,
+                       dim, static_cast<Out*>(dg));
 }
 
 template <typename T, typename G, int kThreads, int kRows, int kChunks, bool kAligned, Mutant M>
 inline void launch_fused(const Params<T, G>& p, std::int64_t grid, cudaStream_t st) {
   const std::size_t smem =
       (kRows > 1 && p.partials && M != Mutant::M10_dg_float_atomics) ? dg_combine_bytes(kRows, p.dim) : 0;
-  launch_kernel(backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>, static_cast<unsigned>(grid), kThreads, smem, st, p);
+  launch_kernel(backward_fused_kernel<T, G, kThreads, kRows, kChunks, kAligned, M>, static_cast<unsigned>(grid),
+                kThreads, smem, st, p);
 }
 
 template <typename T, typename G, bool kAligned, Mutant M>
