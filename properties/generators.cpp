@@ -126,6 +126,7 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   a.target_aligned = v.aligned_rows;
   a.target_packed = v.packed_rows;
   a.target_shared_frame = v.shared_frame;
+  a.target_quant_16bit_rows = v.quant_16bit_rows;
   if (v.same_type_weights) a.g_f32 = false;
   a.target_dg_weight_type = v.dg_weight_type;
   // A range that starts past the domain's widest draw moves the domain up to it.
@@ -157,12 +158,16 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   if (!keep(a.x_types, v.dtypes)) return v.name + " claims none of the input types drawn (" + names(x_types) + ")";
   if (!keep(a.conventions, v.conventions)) return v.name + " claims none of the conventions drawn (" + names(conventions) + ")";
   // FP8 ops need a claimed FP8 mode and a convention other than llama (llama has no FP8 output).
-  const bool fp8_reachable = keep(a.quants, v.quant_modes) &&
-                             std::any_of(a.conventions.begin(), a.conventions.end(), [](Convention c) { return c != Convention::llama; });
+  const bool fp8_reachable =
+      keep(a.quants, v.quant_modes) &&
+      std::any_of(a.conventions.begin(), a.conventions.end(), [](Convention c) { return c != Convention::llama; }) &&
+      (!v.quant_16bit_rows ||
+       std::any_of(a.x_types.begin(), a.x_types.end(), [](DType t) { return rmsnorm::size_of(t) == 2; }));
   if (!fp8_reachable) {
     a.ops.erase(std::remove_if(a.ops.begin(), a.ops.end(), [](Op op) { return has_quant(op); }), a.ops.end());
     if (a.ops.empty())
-      return v.name + " claims none of the FP8 modes drawn (" + names(quants) + ") with a convention that has FP8 outputs";
+      return v.name + " claims none of the FP8 modes drawn (" + names(quants) + ") with a convention that has FP8 outputs" +
+             (v.quant_16bit_rows ? " and 16-bit rows" : "");
   }
   bool widths = false;
   for (const DType t : a.x_types)
@@ -241,6 +246,12 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
   const bool aimed_aligned = aimed && d.target_aligned;
   c.rows = draw_rows(ch, d, c.dim);
   c.x_type = choose(ch, d.x_types);
+  // An FP8 output of a target that takes them from 16-bit rows only: fp32 rows become the first
+  // 16-bit type drawn (no further draw; aim_at() keeps FP8 ops only where there is one).
+  if (aimed && d.target_quant_16bit_rows && c.has_quant() && c.x_type == DType::f32) {
+    const auto b16 = std::find_if(d.x_types.begin(), d.x_types.end(), [](DType t) { return rmsnorm::size_of(t) == 2; });
+    if (b16 != d.x_types.end()) c.x_type = *b16;
+  }
   if (aimed) {
     const std::int64_t dim = aim_dim(d, c.op, c.x_type, c.dim);
     if (dim != c.dim) {
@@ -312,9 +323,10 @@ harness::Case draw_case(Chooser& ch, const Domain& d) {
       }
       l.y_pad = pad();
       l.y_offset = off(c.y_type);
-      // One 16-byte frame for a target that needs it: o and y take x's geometry (same element
-      // size: an FP8 y cannot share it, and such a target declines FP8 outputs anyway).
-      if (aimed && d.target_shared_frame && !c.has_quant()) {
+      // One frame for a target that needs it: o and y take x's geometry in elements. An FP8 y of
+      // 16-bit rows then shares it too (x's lead in elements is y's offset mod 8 bytes); fp32 rows
+      // with FP8 outputs have no such frame and are declined.
+      if (aimed && d.target_shared_frame && (!c.has_quant() || rmsnorm::size_of(c.x_type) == 2)) {
         l.o_pad = c.has_add() ? l.x_pad : 0;
         l.o_offset = c.has_add() ? l.x_offset : 0;
         l.y_pad = l.x_pad;

@@ -1,7 +1,8 @@
-// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs), bf16
-// rows unless said otherwise, timed by `rmsnorm-bench` beside the variants it competes with in the
-// same run; "A/B x" is the other variant's time over this one's, "of the copy" the ratio to a
-// device-to-device copy of the same bytes. fp16 rows take the bf16 rule: the same kernels and sizes.
+// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs) unless
+// the rule says "H100" (one H100 80GB HBM3, also 132 SMs), bf16 rows unless said otherwise, timed
+// by `rmsnorm-bench` beside the variants it competes with in the same run; "A/B x" is the other
+// variant's time over this one's, "of the copy" the ratio to a device-to-device copy of the same
+// bytes. fp16 rows take the bf16 rule: the same kernels and sizes.
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -70,6 +71,10 @@ const std::vector<Rule> kRules = {
      "1.02-1.19x fwd.packed_rows from R = 4096 (32768 x 1025: 0.66 of the copy against 0.60-0.62)"},
     {"fwd.shifted_row", kFwd, W::b16, from(16384), from(4098), When::always, kTake,
      "D = 6145-8191: 1.09-1.17x fwd.packed_rows at R = 32768, a tie at 8192 rows, 0.94-0.95x at 4096"},
+    {"fwd.shifted_row", kFp8, W::b16, from(8192), {1025, 2048}, When::always, kTake,
+     "H100, the FP8 forward at D = 1025 from R = 8192: per token 1.13-1.21x, static 1.18-1.27x, per block 1.02-1.06x the next variant (R = 1024: 0.84-0.93x)"},
+    {"fwd.shifted_row", kFp8, W::b16, from(8192), {4097, 5121}, When::per_block, kTake,
+     "H100, the FP8 forward per block at D = 4097-5121 from R = 8192: 1.10-1.20x fwd.packed_rows (per token 0.91-1.01x, not taken; 8191: 0.84-0.88x)"},
 
     // fwd.packed_rows: tiles of packed rows through shared-memory stages.
     {"fwd.packed_rows", kAddFp8, W::f32, from(1024), from(4097), When::always, kTake,

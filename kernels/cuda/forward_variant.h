@@ -23,6 +23,10 @@ struct f32_add_max_dim_of : std::integral_constant<std::int64_t, 0> {};
 template <typename V>
 struct f32_add_max_dim_of<V, std::void_t<decltype(V::kF32AddDimMax)>>
     : std::integral_constant<std::int64_t, V::kF32AddDimMax> {};
+template <typename V, typename = void>
+struct quant_16bit_rows_of : std::false_type {};
+template <typename V>
+struct quant_16bit_rows_of<V, std::void_t<decltype(V::kQuant16BitRows)>> : std::bool_constant<V::kQuant16BitRows> {};
 
 // Only the (mutant, variant) pair named here is referenced, so only its launcher is instantiated,
 // in the unit that names it.
@@ -46,6 +50,7 @@ Variant make_forward(std::string name, std::string description) {
   v.aligned_rows = V::kLayout == RowLayout::aligned && M != Mutant::M19_misaligned_as_aligned;
   v.shared_frame = V::kLayout == RowLayout::shared_frame;
   v.packed_rows = V::kLayout == RowLayout::packed;
+  v.quant_16bit_rows = quant_16bit_rows_of<V>::value;
   if constexpr (M != Mutant::none) {  // carries_types: 16-bit rows, same-type weights
     v.same_type_weights = true;
     v.dtypes = (1u << static_cast<int>(DType::bf16)) | (1u << static_cast<int>(DType::f16));

@@ -25,11 +25,12 @@ std::string pick(DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false,
 
 }  // namespace
 
-TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.element_row.realigned for 16-bit rows from R = 8192", "[host]") {
+TEST_CASE("forward dispatch: the per-token FP8 forward of odd widths goes to fwd.element_row.realigned for 16-bit rows from R = 8192 (D = 1025-2048: fwd.shifted_row)", "[host]") {
   const rmsnorm::Variant* realigned = rmsnorm::find_variant("fwd.element_row.realigned");
   REQUIRE(realigned != nullptr);  // this test is built with the CUDA variants only
   REQUIRE(rmsnorm::dispatch::has_rules(realigned->name.c_str()));
-  CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.element_row.realigned");
+  CHECK(pick(DType::bf16, 8192, 1025, /*fp8=*/true) == "fwd.shifted_row");
+  CHECK(pick(DType::bf16, 8192, 4097, /*fp8=*/true) == "fwd.element_row.realigned");
   CHECK(pick(DType::f16, 32768, 8191, /*fp8=*/true) == "fwd.element_row.realigned");
   CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true, /*add=*/true) == "fwd.packed_rows");  // under the fused add: below
   CHECK(pick(DType::bf16, 8192, 1025) == "fwd.shifted_row");                        // the plain forward: below
@@ -81,7 +82,7 @@ TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to
   CHECK(pick(DType::bf16, 32768, 1023) == "fwd.packed_rows");                        // narrower rows
   CHECK(pick(DType::f32, 32768, 1025) == "fwd.packed_rows");                         // fp32 rows
   CHECK(pick(DType::bf16, 32768, 1025, false, /*add=*/true) == "fwd.packed_rows");   // the fused add
-  CHECK(pick(DType::bf16, 32768, 1025, /*fp8=*/true) == "fwd.element_row.realigned");        // FP8 outputs
+  CHECK(pick(DType::bf16, 32768, 4097, /*fp8=*/true) == "fwd.element_row.realigned");       // FP8 per token (D = 1025: below)
   CHECK(pick(DType::bf16, 32768, 1024) == "fwd.warp_row");                           // aligned rows
   // Tensors in different 16-byte frames: the next variant that takes them.
   rmsnorm::ForwardArgs apart = harness::probe_forward(DType::bf16, 32768, 1025, false, false);
@@ -114,8 +115,23 @@ TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and
   a.y.stride = 1027;
   a.rows = 1;                                              // one row: strides play no part
   CHECK(status(a).ok());
+  // FP8 codes of 16-bit rows: the codes' rows at x's lead in bytes mod 8 (x's in elements).
   rmsnorm::ForwardArgs q = harness::probe_forward(DType::bf16, 4096, 1025, /*fp8=*/true);
-  CHECK(status(q).code == Code::unsupported);              // FP8 outputs
+  CHECK(status(q).ok());                                   // dense: stride 1025 ≡ 1 mod 8 in both
+  q.x.data = at(q.x.data, 6);                              // x's lead 3 ...
+  CHECK(status(q).code == Code::misaligned);
+  q.y.data = at(q.y.data, 3);                              // ... the codes 3 bytes on
+  CHECK(status(q).ok());
+  q.y.stride = 1029;                                       // 1029 ≡ 5 mod 8, x's 1025 ≡ 1
+  CHECK(status(q).code == Code::misaligned);
+  q.y.stride = 1033;                                       // ≡ 1 mod 8 again
+  CHECK(status(q).ok());
+  q.quant = rmsnorm::Quant::static_scale;
+  CHECK(status(q).ok());
+  q.quant = rmsnorm::Quant::per_block;
+  CHECK(status(q).ok());
+  rmsnorm::ForwardArgs q32 = harness::probe_forward(DType::f32, 4096, 1025, /*fp8=*/true);
+  CHECK(status(q32).code == Code::unsupported);            // fp32 rows: no 8-byte frame for the codes
   rmsnorm::ForwardArgs w = harness::probe_forward(DType::f32, 4096, 8193);
   CHECK(status(w).code == Code::unsupported);              // D > 8192
   w.dim = 8192;
@@ -327,9 +343,22 @@ TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_r
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::per_block) == "fwd.packed_rows");
   CHECK(pick_q(DType::f16, 32768, 8191, false, Quant::per_block) == "fwd.packed_rows");
   CHECK(pick_q(DType::f32, 32768, 8191, false, Quant::per_block) != "fwd.packed_rows");
-  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::dynamic_token) == "fwd.element_row.realigned");
-  CHECK(pick_q(DType::bf16, 32768, 1025, false, Quant::static_scale) == "fwd.element_row.realigned");
+  CHECK(pick_q(DType::bf16, 32768, 2049, false, Quant::dynamic_token) == "fwd.element_row.realigned");
+  CHECK(pick_q(DType::bf16, 32768, 4097, false, Quant::static_scale) == "fwd.element_row.realigned");
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::dynamic_token) == "fwd.element_row");
+  // The FP8 forward of rows sharing one frame from R = 8192: fwd.shifted_row at D = 1025-2048,
+  // and per block at D = 4097-5121.
+  for (const Quant q : {Quant::dynamic_token, Quant::static_scale, Quant::per_block}) {
+    INFO(rmsnorm::to_string(q));
+    CHECK(pick_q(DType::bf16, 8192, 1025, false, q) == "fwd.shifted_row");
+    CHECK(pick_q(DType::f16, 32768, 2047, false, q) == "fwd.shifted_row");
+    CHECK(pick_q(DType::bf16, 8191, 1025, false, q) != "fwd.shifted_row");        // fewer rows
+    CHECK(pick_q(DType::f32, 32768, 1025, false, q) != "fwd.shifted_row");        // fp32 rows: declined
+    CHECK(pick_q(DType::bf16, 32768, 1025, true, q) == "fwd.packed_rows");        // under the fused add
+    CHECK(pick_q(DType::bf16, 32768, 8191, false, q) != "fwd.shifted_row");
+    CHECK((pick_q(DType::bf16, 8192, 4097, false, q) == "fwd.shifted_row") == (q == Quant::per_block));
+    CHECK((pick_q(DType::bf16, 32768, 5121, false, q) == "fwd.shifted_row") == (q == Quant::per_block));
+  }
   // A strided tensor is not packed: declined whatever the mode.
   rmsnorm::ForwardArgs strided = harness::probe_forward(DType::bf16, 32768, 1025, true, true);
   strided.x.stride = 1027;

@@ -838,13 +838,16 @@ TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 ma
 // also the rows one position on (every row at another offset from a 16-byte boundary: a row's
 // bits must not depend on its position). Rows of odd D laid out per `g32_layout` take fp32
 // weights beside 16-bit rows. Returns the runs.
-// With FP8 outputs (`quant`), the scales too, and 2^22 elements a run.
+// With FP8 outputs (`quant`), the scales too, and 2^22 elements a run. `b16_only`: bf16 and f16
+// rows only.
 static int check_odd_widths(const rmsnorm::Variant& v, const std::vector<const harness::Layout*>& layouts, bool moved = false,
-                            const harness::Layout* g32_layout = nullptr, Quant quant = Quant::none) {
+                            const harness::Layout* g32_layout = nullptr, Quant quant = Quant::none,
+                            bool b16_only = false) {
   int ran = 0;
   const std::int64_t elements = std::int64_t{1} << (quant == Quant::none ? 23 : 22);
   for (const std::int64_t d : harness::kOddPackedWidths)
     for (const DType t : kTypes)
+      if (!b16_only || t != DType::f32)
       for (const bool add : {false, true})
         for (const harness::Layout* layout : layouts) {
           RowsShape sh{d, std::min<std::int64_t>(elements / d, 20000), t, quant, add};
@@ -952,6 +955,43 @@ TEST_CASE("forward: fwd.shifted_row, rows in their own 16-byte frame, exact at t
   const harness::Outcome out = harness::run_forward(*v, c, apart);
   INFO(out.summary());
   CHECK(out.status.code == rmsnorm::Status::Code::misaligned);
+}
+
+// Its FP8 outputs (16-bit rows, every scale mode): the codes' rows in the rows' frame (3 elements
+// on: 6 bytes of x, 3 of y), also with odd row strides and fp32 weights; every row moved one
+// position on keeps its codes and scales (its lead changes, so per block its groups' cut chunks
+// change too). A y whose rows start at another offset mod 8 bytes and fp32 rows are declined,
+// each with its code.
+TEST_CASE("forward: fwd.shifted_row, FP8 outputs of odd widths, every scale mode", "[gpu][shifted_fp8]") {
+  const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.shifted_row");
+  REQUIRE(v != nullptr);
+  if (!selected(v->name)) return;
+  harness::Layout shifted;
+  shifted.x_offset = shifted.o_offset = shifted.y_offset = 3;
+  shifted.g_offset = 1;
+  harness::Layout strided;
+  strided.x_pad = strided.y_pad = strided.o_pad = 3;
+  strided.x_offset = strided.o_offset = strided.y_offset = 1;
+  for (const Quant quant : {Quant::static_scale, Quant::dynamic_token, Quant::per_block}) {
+    INFO(rmsnorm::to_string(quant));
+    // 9 widths x 2 types x 2 ops x 2 layouts
+    CHECK(check_odd_widths(*v, {&shifted, &strided}, /*moved=*/true, &strided, quant, /*b16_only=*/true) == 72);
+  }
+  using Code = rmsnorm::Status::Code;
+  struct Declined {
+    RowsShape shape;
+    std::int64_t y_offset;
+    Code code;
+  };
+  for (const Declined& d : {Declined{{1025, 64, DType::bf16, Quant::dynamic_token, false}, 5, Code::misaligned},
+                            Declined{{1025, 64, DType::f32, Quant::dynamic_token, false}, 3, Code::unsupported}}) {
+    harness::Layout l;
+    l.x_offset = l.o_offset = 3;
+    l.y_offset = d.y_offset;
+    const harness::Outcome out = harness::run_forward(*v, make_case(rows_spec(d.shape)), l);
+    INFO(out.summary() << " quant=" << rmsnorm::to_string(d.shape.quant) << " y_offset=" << d.y_offset);
+    CHECK(out.status.code == d.code);
+  }
 }
 
 #if RMSNORM_HAVE_CUDA

@@ -1,7 +1,8 @@
 // fwd.shifted_row: the forward and the fused-add forward of rows that do not start on a 16-byte
 // boundary (odd D above all: 1025, 4097, 8191, where every row starts at another alignment),
 // read and written in 16-byte vectors where they lie: only the weights (once per block) and, in
-// groups of several warps, one chunk per warp and row go through shared memory.
+// groups of several warps, one chunk per warp and row go through shared memory. With FP8 outputs
+// of 16-bit rows (every scale mode) as well: see FP8 below.
 //
 // Why. The row's own tensors (x, y, and under the fused add o and the residual) share one frame:
 // every row starts at the same offset from a 16-byte boundary in each of them (checked by the
@@ -14,6 +15,16 @@
 // (zero outside the row), one aligned vector per chunk. The leads of rows r, r + 1, ... repeat
 // with a period P (1, 2, 4 or 8: 16 bytes over the gcd with the row stride's residue), so block
 // b takes only rows of residue b mod P: one lead per block, one table.
+// FP8. A 16-bit row's lead is L = (its start in elements) mod 8, so chunk c, elements
+// [8c − L, 8c − L + 8), starts 8c − L elements past the row's start: in an FP8 y whose row starts
+// lie at the same residue mod 8 bytes (base mod 8 = x's base mod 16 / 2, row stride ≡ x's mod 8),
+// that chunk is one aligned 8-byte vector. So each chunk's codes are one 8-byte store (bytes at the
+// row's two ends); a per-token amax is taken over the row's elements only, y formed twice (for the
+// amax, then for the codes) rather than held. Per-block scales: a group of 128 columns is 16
+// chunks' columns, and chunk c's columns from 8c on lie in group c / 16; only a chunk with c a
+// multiple of 16 is cut, its first L elements (columns 8c − L .. 8c − 1) in the group before. So a
+// group's maximum is its 16 chunks' (16 consecutive lanes: lanes are whole warps) and the cut
+// part of the chunk after them, and a cut chunk's codes take two scales.
 // fwd.packed_rows stages tiles in shared memory and stores y element by element: issue-bound at
 // 0.60-0.62 of the copy at 32768 x 1025 bf16 (ncu); this kernel runs 0.65-0.66 there (H200;
 // the dispatch table says where it is dispatched).
@@ -44,8 +55,10 @@ inline constexpr int kShiftedBlockThreads = 256;     // groups per block: as man
 // Register budget, as blocks per SM: 80 registers for the plain forward of 16-bit rows (64
 // spilled 12-24 bytes in the 5-chunk forms, CUDA 13.0), 128 for the fused add (80 spilled 4-24
 // bytes in its 5-chunk forms) and for fp32 rows.
-template <typename T, bool kAdd>
-inline constexpr int kShiftedMinBlocks = sizeof(T) == 2 && !kAdd ? 3 : 2;
+// FP8 outputs take their op's budget (y is formed twice, not held: 72-80 at 3 blocks, none
+// spills), but per-block scales 2 blocks (at 3 the 5-chunk forms spill 4-8 bytes).
+template <typename T, bool kAdd, bool kBlock>
+inline constexpr int kShiftedMinBlocks = sizeof(T) == 2 && !kAdd && !kBlock ? 3 : 2;
 
 struct ShiftedConfig {
   int lanes = 0;   // threads per row (a multiple of 32)
@@ -139,12 +152,19 @@ __device__ __forceinline__ float column_chain_at(int lead, const Chunk<T> (&h)[I
   return 0.0f;  // fp32 rows have leads 0-3
 }
 
-template <typename T, typename G, bool kAdd, int ITERS, Mutant M>
-__global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd>)
+// kQ: FP8 outputs; kBlock: per-block scales (kQ only; p.quant says which otherwise).
+template <typename T, typename G, bool kAdd, bool kQ, bool kBlock, int ITERS, Mutant M>
+__global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAdd, kBlock>)
     fwd_shifted_kernel(Params p, int lanes, int period) {
+  static_assert(kQ || !kBlock, "per-block scales are an FP8 form");
   begin_dependent_grid();
-  extern __shared__ __align__(16) unsigned char shifted_mem[];         // the weights at this block's lead
-  __shared__ float partials[kShiftedBlockThreads / kWarp];             // each group's warps' sums
+  extern __shared__ __align__(16) unsigned char shifted_mem[];                      // the weights at this block's lead
+  __shared__ float partials[kShiftedBlockThreads / kWarp];                          // each group's warps' sums
+  __shared__ float max_partials[kQ && !kBlock ? kShiftedBlockThreads / kWarp : 1];  // FP8 per token: their amaxes
+  // FP8 per block, each row group's (row_groups + 1 slots each): its groups' maxima, the spills of
+  // their first chunks, their reciprocal scales.
+  constexpr int kGroupSlots = kBlock ? kShiftedBlockThreads * ITERS / kGroupChunks + kShiftedBlockThreads / kWarp : 1;
+  __shared__ float group_max[kGroupSlots], group_spill[kGroupSlots], group_inv[kGroupSlots];
   __shared__ Chunk<T> edges[kShiftedBlockThreads / kWarp][ITERS + 1];  // each warp's lane 0's chunks
 
   const int t = static_cast<int>(threadIdx.x);
@@ -251,19 +271,124 @@ __global__ void __launch_bounds__(kShiftedBlockThreads, kShiftedMinBlocks<T, kAd
     const float r = rstd_of<M>(total, D, D, p.eps);
     if (active && gt == 0 && p.rstd != nullptr) p.rstd[row] = r;
 
-    // 4. y = (h·r)·w.
-    T* const yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
-#pragma unroll
-    for (int i = 0; i < ITERS; ++i) {
-      const int c = i * lanes + gt;
-      const int e0 = c * kChunk - L;
-      if (!active || e0 >= D) continue;
+    // 4. y = (h·r)·w, the thread's chunk i at a time.
+    auto y_chunk = [&](int i, float(&y)[kChunk]) {
       float w[kChunk];
-      weights_of(*reinterpret_cast<const Chunk<G>*>(table + c * kChunk), p.convention, w);
-      float y[kChunk];
+      weights_of(*reinterpret_cast<const Chunk<G>*>(table + (i * lanes + gt) * kChunk), p.convention, w);
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(chunk_get(h[i], j), r, w[j], p.convention);
-      store_shifted_chunk(yr, e0, D, pack<T>(y));
+    };
+    if constexpr (!kQ) {
+      T* const yr = static_cast<T*>(p.y) + row_off<M>(row, p.y_stride, D, sizeof(T));
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const int e0 = (i * lanes + gt) * kChunk - L;
+        if (!active || e0 >= D) continue;
+        float y[kChunk];
+        y_chunk(i, y);
+        store_shifted_chunk(yr, e0, D, pack<T>(y));
+      }
+    } else {
+      // 5. FP8. Per token, the amax over the row's elements of y (formed, not held: the codes'
+      // pass forms each y again from the same operands, the same bits). Per block (see FP8 above),
+      // each group of 16 chunks' maximum, with the spill of the chunk after it, by one butterfly
+      // over its 16 lanes and shared memory; then the scales, then the codes.
+      const int row_groups = ITERS * lanes / kGroupChunks;  // groups of 16 of the row group's chunks
+      [[maybe_unused]] float* const ginv = kBlock ? &group_inv[q * (row_groups + 1)] : nullptr;
+      float inv_s = 0.0f;
+      if constexpr (kBlock) {
+        float* const gmax = &group_max[q * (row_groups + 1)];
+        float* const gspill = &group_spill[q * (row_groups + 1)];
+#pragma unroll
+        for (int i = 0; i < ITERS; ++i) {
+          const int c = i * lanes + gt;
+          const int e0 = c * kChunk - L;
+          const bool cut = c % kGroupChunks == 0;  // the group's first chunk (lanes are whole warps)
+          float y[kChunk];
+          y_chunk(i, y);
+          unsigned main_bits = 0, spill_bits = 0;
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) {
+            if (e0 + j < 0 || e0 + j >= D) continue;
+            if (cut && j < L)
+              spill_bits = max(spill_bits, abs_bits(y[j]));
+            else
+              main_bits = max(main_bits, abs_bits(y[j]));
+          }
+          const float m = warp_allreduce<kGroupChunks>(__uint_as_float(main_bits), MaxOp{});
+          if (cut) {
+            gmax[c / kGroupChunks] = m;
+            gspill[c / kGroupChunks] = __uint_as_float(spill_bits);
+          }
+        }
+        __syncthreads();
+        for (int g = gt; g < static_cast<int>(p.groups); g += lanes) {
+          const float spill_after = g + 1 < row_groups ? gspill[g + 1] : 0.0f;
+          const float s = scale_of<M>(nan_max(gmax[g], spill_after), p);
+          if (active) p.scale[row * p.groups + g] = s;
+          ginv[g] = __fdiv_rn(1.0f, s);
+        }
+        __syncthreads();  // the next row's maxima overwrite gmax and gspill only past this
+      } else {
+        float s_row = 0.0f;
+        if (static_cast<Quant>(p.quant) == Quant::dynamic_token) {  // uniform over the grid
+          unsigned bits = 0;
+#pragma unroll
+          for (int i = 0; i < ITERS; ++i) {
+            const int e0 = (i * lanes + gt) * kChunk - L;
+            float y[kChunk];
+            y_chunk(i, y);
+#pragma unroll
+            for (int j = 0; j < kChunk; ++j)
+              if (e0 + j >= 0 && e0 + j < D) bits = max(bits, abs_bits(y[j]));
+          }
+          float amax = warp_max(__uint_as_float(bits));
+          if (group_warps > 1) {
+            float* const mine = &max_partials[q * group_warps];
+            if (lane == 0) mine[gt / kWarp] = amax;
+            __syncthreads();
+            amax = partials_allreduce(mine, lane, group_warps, MaxOp{}, 0.0f);
+            // The next row's maxima overwrite these only behind that row's sum barrier.
+          }
+          s_row = scale_of<M>(amax, p);
+          if (active && gt == 0) p.scale[row] = s_row;
+        } else {
+          s_row = *p.scale;
+        }
+        inv_s = __fdiv_rn(1.0f, s_row);
+      }
+      unsigned char* const qr = static_cast<unsigned char*>(p.y) + row_off<M>(row, p.y_stride, D, 1);
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i) {
+        const int c = i * lanes + gt;
+        const int e0 = c * kChunk - L;
+        if (!active || e0 >= D) continue;
+        float y[kChunk];
+        y_chunk(i, y);
+        uint2 v;
+        if constexpr (kBlock) {
+          // Columns from 8c on in group c / 16 (none in the row past its last group); a cut chunk's
+          // first L in the group before.
+          const int g = c / kGroupChunks;
+          v = quantize8<M>(y, g < static_cast<int>(p.groups) ? ginv[g] : 1.0f, p.fp8_fmt, p.fp8_max);
+          if (c % kGroupChunks == 0 && L > 0 && g > 0) {
+            const uint2 u = quantize8<M>(y, ginv[g - 1], p.fp8_fmt, p.fp8_max);
+            const std::uint64_t low = (std::uint64_t{1} << (8 * L)) - 1;  // bytes 0 .. L-1
+            const std::uint64_t a = (std::uint64_t{v.y} << 32 | v.x) & ~low, b = (std::uint64_t{u.y} << 32 | u.x) & low;
+            v = make_uint2(static_cast<unsigned>(a | b), static_cast<unsigned>((a | b) >> 32));
+          }
+        } else {
+          v = quantize8<M>(y, inv_s, p.fp8_fmt, p.fp8_max);
+        }
+        if (e0 >= 0 && e0 + kChunk <= D) {
+          __stcs(reinterpret_cast<uint2*>(qr + e0), v);  // 8-byte aligned: y shares x's frame
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j)
+            if (e0 + j >= 0 && e0 + j < D)
+              qr[e0 + j] = static_cast<unsigned char>(((j < 4 ? v.x : v.y) >> (8 * (j & 3))) & 0xffu);
+        }
+      }
     }
   }
 }
@@ -282,14 +407,17 @@ struct fwd_shifted_row {
   static constexpr const char* kAlias = nullptr;
   static constexpr int kRank = 800;
   static constexpr const char* kDescription =
-      "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, forward and fused add: a group of whole "
-      "warps per row, the row in registers, 16-byte vectors where the row lies (element accesses at its two ends "
-      "only), the weights in shared memory at the block's lead, the row sum over column chunks whatever the lead";
-  static constexpr std::uint32_t kOps = kPlainOps;
+      "D <= 8192, rows of any alignment whose tensors share one 16-byte frame, every forward op (FP8: 16-bit rows): "
+      "a group of whole warps per row, the row in registers, 16-byte vectors where the "
+      "row lies (element accesses at its two ends only), the weights in shared memory at the block's lead, the row sum "
+      "over column chunks whatever the lead";
+  static constexpr std::uint32_t kOps = kAllOps;
   static constexpr bool kQuantPath = false;
   static constexpr std::int64_t kDimMin = 1, kDimMax = 8192, kF32DimMax = 0;
   static constexpr RowLayout kLayout = RowLayout::shared_frame;
-  using Mutants = MutantList<Mutant::M2_eps_outside_root, Mutant::M8_stride_ignored, Mutant::M15_llama_double_round>;
+  static constexpr bool kQuant16BitRows = true;  // FP8 outputs of 16-bit rows only (refuse())
+  using Mutants = MutantList<Mutant::M2_eps_outside_root, Mutant::M8_stride_ignored, Mutant::M13_fp8_via_bf16,
+                             Mutant::M15_llama_double_round>;
 
   static AccumShape shape(std::int64_t dim) {
     // Σh² over column chunks, chunk c on thread c % lanes.
@@ -301,21 +429,30 @@ struct fwd_shifted_row {
   static Status refuse(const ForwardArgs& a, const std::string& who) {
     const std::int64_t D = a.dim;
     // Any alignment, but one frame: every row of x, y (and o) at the same offset from a 16-byte
-    // boundary (equal base offsets, and row strides of equal residue when R > 1).
-    if (a.quant != Quant::none)
-      return Status::fail(Status::Code::unsupported, who + ": no FP8 outputs (their rows do not share x's frame)");
+    // boundary (equal base offsets, and row strides of equal residue when R > 1); an FP8 y at the
+    // same offset in elements from an 8-byte boundary as x from a 16-byte one (FP8 above).
+    const std::size_t es = size_of(a.x.type);
+    if (a.quant != Quant::none) {
+      if (es != 2)
+        return Status::fail(Status::Code::unsupported,
+                            who + ": FP8 outputs of 16-bit rows only (fp32 leads have no 8-byte frame)");
+    }
     if (D > kShiftedMaxDim)
       return Status::fail(Status::Code::unsupported, who + ": D > " + std::to_string(kShiftedMaxDim));
-    const std::size_t es = size_of(a.x.type);
-    auto frame_of = [&](const Tensor& v) {
-      const std::uint64_t base = reinterpret_cast<std::uintptr_t>(v.data) % kVecBytes;
-      const std::uint64_t step = a.rows > 1 ? static_cast<std::uint64_t>(v.stride) * es % kVecBytes : 0;
+    // (offset of row 0, offset step a row) in elements, modulo the elements of the frame's vector.
+    auto frame_of = [&](const Tensor& v, std::size_t elem, std::uint64_t vec) {
+      const std::uint64_t base = reinterpret_cast<std::uintptr_t>(v.data) % vec / elem;
+      const std::uint64_t step = a.rows > 1 ? static_cast<std::uint64_t>(v.stride) * elem % vec / elem : 0;
       return base * kVecBytes + step;
     };
-    if (frame_of(a.y) != frame_of(a.x) || (a.o.data != nullptr && frame_of(a.o) != frame_of(a.x)))
+    const std::uint64_t x_frame = frame_of(a.x, es, kVecBytes);
+    const bool y_shares =
+        a.quant != Quant::none ? frame_of(a.y, 1, kChunk) == x_frame : frame_of(a.y, es, kVecBytes) == x_frame;
+    if (!y_shares || (a.o.data != nullptr && frame_of(a.o, es, kVecBytes) != x_frame))
       return Status::fail(Status::Code::misaligned,
                           who + ": the rows of x, y" + (a.o.data ? ", o" : "") +
-                              " do not share one 16-byte frame (base offsets or row strides mod 16 differ)");
+                              " do not share one frame (base offsets or row strides differ mod 16 bytes, an FP8 y's "
+                              "mod 8 elements)");
     return Status::success();
   }
 
@@ -326,7 +463,7 @@ struct fwd_shifted_row {
           using T = typename decltype(tt)::type;
           using G = typename decltype(gt)::type;
           constexpr bool kQ = decltype(q)::value, kA = decltype(ad)::value;
-          if constexpr (!kQ) {  // can_implement declines FP8 outputs
+          if constexpr (!kQ || sizeof(T) == 2) {  // can_implement declines FP8 outputs of fp32 rows
             const ShiftedConfig c = shifted_config(a.dim);
             const std::size_t smem = shifted_table_bytes(a.dim, sizeof(G));
             const int period = a.rows > 1 ? shifted_period(a.x.stride, sizeof(T)) : 1;
@@ -346,10 +483,17 @@ struct fwd_shifted_row {
               grid = std::max<std::int64_t>(grid / period, 1) * period;
               launch_kernel(kernel, grid_for(grid), c.block(), smem, s, p, c.lanes, period);
             };
+            auto form = [&](auto iters) {
+              constexpr int I = decltype(iters)::value;
+              if constexpr (kQ) {
+                if (a.quant == Quant::per_block) return go(fwd_shifted_kernel<T, G, kA, true, true, I, M>);
+              }
+              go(fwd_shifted_kernel<T, G, kA, kQ, false, I, M>);
+            };
             if (c.iters == 5)
-              go(fwd_shifted_kernel<T, G, kA, 5, M>);
+              form(std::integral_constant<int, 5>{});
             else
-              go(fwd_shifted_kernel<T, G, kA, 4, M>);
+              form(std::integral_constant<int, 4>{});
           }
         });
   }

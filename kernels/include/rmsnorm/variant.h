@@ -82,6 +82,9 @@ struct Variant {
   // row strides of equal residue, both modulo 16 bytes (fwd.shifted_row: its vectors start at
   // the same column in every tensor of a row).
   bool shared_frame = false;
+  // FP8 outputs of 16-bit rows only (fwd.shifted_row: an fp32 row's lead has no 8-byte frame in
+  // its codes); the other ops take every type it claims.
+  bool quant_16bit_rows = false;
   bool same_type_weights = false;  // g has x's type only (the mutants carry no other)
   bool dg_weight_type = false;     // dg in g's type only (a plugin's RMSNORM_OPS_DG_WEIGHT_TYPE)
   // What the variant claims, as bit sets (1 << DType / Convention / Quant); 0: not declared, and

@@ -86,6 +86,7 @@ struct Domain {
   bool target_aligned = false;
   bool target_packed = false;
   bool target_shared_frame = false;  // y (and o) laid out as x: same pads and offsets
+  bool target_quant_16bit_rows = false;  // FP8 outputs of 16-bit rows only (Variant::quant_16bit_rows)
   bool target_dg_weight_type = false;  // dg in g's type only (Variant::dg_weight_type)
   bool target_always = false;
 
