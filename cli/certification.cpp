@@ -575,9 +575,13 @@ std::vector<std::string> claim_lines(const rmsnorm::Variant& v) {
     range += " (fp32 rows " + std::to_string(v.min_dim_for(rmsnorm::DType::f32)) + " to " +
              std::to_string(v.max_dim_for(rmsnorm::DType::f32)) + ")";
   if (v.f32_add_max_dim > 0) range += " (fp32 rows with the fused add to " + std::to_string(v.f32_add_max_dim) + ")";
-  out.push_back(range + (v.packed_rows ? ", packed rows only" : v.aligned_rows ? ", 16-byte aligned rows" : ", any layout") +
+  out.push_back(range +
+                (v.packed_rows    ? ", packed rows only"
+                 : v.aligned_rows ? ", 16-byte aligned rows"
+                                  : ", any layout") +
                 (v.shared_frame ? ", x, y and o in one 16-byte frame" : "") +
-                (v.quant_16bit_rows ? ", FP8 outputs of 16-bit rows only" : "") + (v.same_type_weights ? ", weights of x's type" : "") +
+                (v.quant_16bit_rows ? ", FP8 outputs of 16-bit rows only" : "") +
+                (v.same_type_weights ? ", weights of x's type" : "") +
                 (v.dg_weight_type ? ", dg in the weight's type only" : ""));
   if (!v.writes_rstd && (v.ops & 0xFu))
     out.push_back("rstd: not written by its forward ops, so not judged (y, h and scale are)");

@@ -58,8 +58,10 @@ void print_variants(const std::string& pattern, bool mutants) {
     for (int t = 0; t < 32; ++t)
       if ((v.dtypes >> t) & 1u) types += std::string(types.empty() ? ", x of " : " or ") + rmsnorm::to_string(static_cast<rmsnorm::DType>(t));
     std::printf("%s%s%s%s%s\n", v.aligned_rows ? ", 16-byte aligned rows" : ", any alignment",
-                v.packed_rows ? ", packed rows (stride = D)" : "", v.shared_frame ? ", x, y and o in one 16-byte frame" : "",
-                (types + (v.quant_16bit_rows ? ", FP8 outputs of 16-bit rows" : "")).c_str(), v.same_type_weights ? ", weights of x's type" : "");
+                v.packed_rows ? ", packed rows (stride = D)" : "",
+                v.shared_frame ? ", x, y and o in one 16-byte frame" : "",
+                (types + (v.quant_16bit_rows ? ", FP8 outputs of 16-bit rows" : "")).c_str(),
+                v.same_type_weights ? ", weights of x's type" : "");
     ++n;
   }
   std::printf("%d %s%s\n", n, mutants ? "mutants" : "variants", device.ok() ? "" : ("; no GPU here: " + device.reason).c_str());

@@ -166,8 +166,8 @@ std::string Domain::aim_at(const rmsnorm::Variant& v) {
   if (!fp8_reachable) {
     a.ops.erase(std::remove_if(a.ops.begin(), a.ops.end(), [](Op op) { return has_quant(op); }), a.ops.end());
     if (a.ops.empty())
-      return v.name + " claims none of the FP8 modes drawn (" + names(quants) + ") with a convention that has FP8 outputs" +
-             (v.quant_16bit_rows ? " and 16-bit rows" : "");
+      return v.name + " claims none of the FP8 modes drawn (" + names(quants) +
+             ") with a convention that has FP8 outputs" + (v.quant_16bit_rows ? " and 16-bit rows" : "");
   }
   bool widths = false;
   for (const DType t : a.x_types)

@@ -152,6 +152,40 @@ TEST_CASE("a row's generated values depend only on the seed and its index", "[ca
   CHECK(ok);
 }
 
+TEST_CASE("draws aimed at a variant that takes FP8 outputs of 16-bit rows only give it no fp32 rows with them",
+          "[case_file]") {
+  // The flags fwd.shifted_row declares (rows in one frame, FP8 outputs of 16-bit rows only).
+  rmsnorm::Variant v;
+  v.name = "test.frame_fp8";
+  v.max_dim = 8192;
+  v.shared_frame = true;
+  v.quant_16bit_rows = true;
+  generators::Domain d;
+  d.ops = {rmsnorm::Op::forward, rmsnorm::Op::add_forward, rmsnorm::Op::forward_quant, rmsnorm::Op::add_forward_quant};
+  generators::Domain only32 = d;
+  REQUIRE(d.aim_at(v).empty());
+  d.target_always = true;
+  int fp8 = 0, fp8_f32 = 0, f32 = 0;
+  const bool ok = rc::check("an aimed FP8 draw has 16-bit rows", [&] {
+    properties::RcChooser ch;
+    const Case c = generators::draw_case(ch, d);
+    f32 += c.x_type == rmsnorm::DType::f32;
+    if (!c.has_quant()) return;
+    ++fp8;
+    fp8_f32 += c.x_type == rmsnorm::DType::f32;
+    RC_ASSERT(c.x_type != rmsnorm::DType::f32);
+  });
+  CHECK(ok);
+  CHECK(fp8 > 0);  // the FP8 ops are still drawn
+  CHECK(f32 > 0);  // and fp32 rows for the other ops
+  CHECK(fp8_f32 == 0);
+  // Without 16-bit rows in the domain, the FP8 ops are dropped, not drawn to be declined.
+  only32.x_types = {rmsnorm::DType::f32};
+  REQUIRE(only32.aim_at(v).empty());
+  for (const rmsnorm::Op op : only32.ops)
+    CHECK_FALSE((op == rmsnorm::Op::forward_quant || op == rmsnorm::Op::add_forward_quant));
+}
+
 TEST_CASE("the value regimes reach the values that matter and stay representable in their type", "[case_file]") {
   using generators::Regime;
   const rmsnorm::DType types[] = {rmsnorm::DType::f16, rmsnorm::DType::bf16, rmsnorm::DType::f32};

@@ -95,6 +95,8 @@ TEST_CASE("forward dispatch: the plain forward of misaligned 16-bit rows goes to
 TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and says why it declines the rest", "[host]") {
   const rmsnorm::Variant* v = rmsnorm::find_variant("fwd.shifted_row");
   REQUIRE(v != nullptr);
+  CHECK(v->shared_frame);
+  CHECK(v->quant_16bit_rows);  // what the generators read, so that aimed FP8 draws take 16-bit rows
   using Code = rmsnorm::Status::Code;
   auto at = [](void* p, std::ptrdiff_t bytes) { return static_cast<void*>(static_cast<char*>(p) + bytes); };
   auto status = [&](const rmsnorm::ForwardArgs& a) { return v->can_implement_forward(a); };
