@@ -337,6 +337,21 @@ def _grid(w, heading, note, shapes, ops, best, cell, footer=None):
     w("")
 
 
+def peer_coverage(ours, shared):
+    """One line: how many of our shapes have a peer beside them, and the rows R that have none (a
+    peers sweep stopped by its time limit stops at a row count; bench/peers.py --resume goes on)."""
+    ours_keys = set(best_by_shape(ours))
+    rows = lambda keys: sorted({int(k[2]) for k in keys})
+    beside = rows(c.key for c in shared)
+    alone = [R for R in rows(ours_keys) if R not in beside]
+    line = (f"Peers beside {len(shared)} of our {len(ours_keys)} shapes, at R = "
+            + ", ".join(map(str, beside)) + ".")
+    if alone:
+        line += (" No peer row at R = " + ", ".join(map(str, alone)) + ": those shapes are compared with the copy"
+                 " only (`bench/peers.py --resume` measures the rest of a sweep that stopped).")
+    return line
+
+
 def markdown(ours, peers, about, whys):
     out = []
     w = out.append
@@ -401,6 +416,8 @@ def markdown(ours, peers, about, whys):
         w("")
         w("Each cell: that side's copy-normalized speed (its own run's copy time / its time); the last column is ours "
           "over the best peer's (✗ below 1.00). A peer with no entry for an op has no column there.")
+        w("")
+        w(peer_coverage(ours, shared))
         for op in sorted({c.key[0] for c in shared}, key=_op_rank):
             group = [c for c in shared if c.key[0] == op]
             labels = sorted({label for c in group for label in c.peers}, key=_label_rank)
