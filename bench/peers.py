@@ -89,7 +89,9 @@ with a warm one (Inductor's and Triton's on-disk caches, kept while the machine 
 Triton kernels and QuACK's CuTe kernels compile on their first call at each shape, in the warm-up.
 The full sweep (rmsnorm-bench's: 96 bf16 shapes and 4 f16/f32 ones) compiles about 600 graphs
 (6 ops x 100 shapes): split it over runs with --ops or --peers, or run it again with --resume, which
-keeps the rows the CSV has and times only the missing ones.
+keeps the rows the CSV has and times only the missing ones. Its rows go in the order of
+sweep_rows(): 8192 and 32768 first, then the rest of R >= 4096, then 512 and fewer, so that a sweep
+stopped by a time limit holds the bandwidth region's shapes first.
 """
 import argparse
 import csv
@@ -119,6 +121,9 @@ DTYPE_SIZE = {"bf16": 2, "f16": 2, "f32": 4}
 # rmsnorm-bench's default sweep (bench/rmsnorm_bench.cu; python/tests/test_bench_peers.py checks it).
 DEFAULT_ROWS = [1, 16, 64, 512, 4096, 8192, 32768, 65536]
 DEFAULT_DIMS = [128, 1024, 1025, 2048, 4096, 5120, 5121, 8191, 8192, 16384, 32768, 65536]
+# The full sweep's row order (sweep_rows): the rows the targets' headline figures are drawn at,
+# then the rest of the bandwidth region, then fewer rows, widest first.
+HEADLINE_ROWS = (8192, 32768)
 QUICK_SHAPES = [(8192, 4096), (32768, 4096), (32768, 8192), (8192, 16384), (8192, 65536), (32768, 1025)]
 # rmsnorm-bench's default sweep adds these fp16/fp32 shapes (8192 rows) to the bf16 sweep.
 EXTRA_DTYPES, EXTRA_DIMS, EXTRA_ROWS = ["f16", "f32"], [4096, 8192], 8192
@@ -147,6 +152,16 @@ def peer_label(op, peer):
     if peer == "eager":
         return "torch.eager_composed" if op.endswith("quant") else "torch.eager"
     return LABELS[peer][0]
+
+
+def sweep_rows(rows):
+    """rows in the order a sweep measures them: HEADLINE_ROWS, then R >= 4096 ascending, then fewer
+    rows descending (a stopped sweep has then measured the shapes the targets weigh most)."""
+    def key(R):
+        if R in HEADLINE_ROWS:
+            return (0, HEADLINE_ROWS.index(R))
+        return (1, R) if R >= 4096 else (2, -R)
+    return sorted(rows, key=key)
 
 
 def parse_peers(text):
@@ -655,7 +670,7 @@ def main():
     if args.quick and not (args.rows or args.dims):
         shapes = list(QUICK_SHAPES)
     else:
-        rows = int_list(args.rows) if args.rows else ([8192, 32768] if args.quick else DEFAULT_ROWS)
+        rows = int_list(args.rows) if args.rows else ([8192, 32768] if args.quick else sweep_rows(DEFAULT_ROWS))
         dims = int_list(args.dims) if args.dims else ([4096, 8192] if args.quick else DEFAULT_DIMS)
         shapes = [(R, D) for R in rows for D in dims]
     # The extra dtypes as in rmsnorm-bench: only in the untouched default sweep.

@@ -310,6 +310,9 @@ check(cxx_list("rows") == peers.DEFAULT_ROWS and cxx_list("dims") == peers.DEFAU
       f"peers.py's default sweep is rmsnorm-bench's ({cxx_list('rows')} x {cxx_list('dims')})")
 check({1025, 5121, 8191} <= set(peers.DEFAULT_DIMS) and 65536 in peers.DEFAULT_ROWS and 512 in peers.DEFAULT_ROWS,
       "the default sweep holds the odd widths and R = 512-65536")
+check(peers.sweep_rows(peers.DEFAULT_ROWS) == [8192, 32768, 4096, 65536, 512, 64, 16, 1]
+      and sorted(peers.sweep_rows(peers.DEFAULT_ROWS)) == sorted(peers.DEFAULT_ROWS),
+      "the full sweep measures 8192 and 32768 rows first, the rest of R >= 4096, then fewer rows")
 
 
 def row(op, R, D, ratio, variant="fwd.block_row", graph=0, bytes_=1.0e8, t=10.0, note=""):
