@@ -555,6 +555,25 @@ TimedRun time_cases(const rmsnorm::Variant& v, const std::vector<Case>& cases, c
 
 }  // namespace
 
+rmsnorm::ForwardArgs forward_args(const oracle::ForwardCase& c, bool add, const Layout& L, const ForwardBuffers& b) {
+  const std::int64_t D = c.dim;
+  rmsnorm::ForwardArgs a;
+  a.rows = c.rows;
+  a.dim = D;
+  a.x = {b.x, c.x_type, D + L.x_pad};
+  if (add) a.o = {b.o, c.x_type, D + L.o_pad};
+  const std::int64_t y_stride = b.y == b.x ? D + L.x_pad : (add && b.y == b.o) ? D + L.o_pad : D + L.y_pad;
+  a.y = {b.y, c.y_type, y_stride};
+  a.g = b.g;
+  a.g_type = c.g_type;
+  a.rstd = b.rstd;
+  a.eps = c.eps;
+  a.convention = c.convention;
+  a.quant = c.quant;
+  a.scale = b.scale;
+  return a;
+}
+
 namespace {
 
 // A forward case laid out in its own buffers and uploaded, ready to launch: the regions, the
@@ -607,22 +626,10 @@ Status prepare_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, 
   if (!add && s.yreg != s.x.get()) s.x_before = s.x->snapshot();
   if (s.scale && c.quant == rmsnorm::Quant::static_scale) s.s_before = s.scale->snapshot();
 
-  rmsnorm::ForwardArgs& a = s.a;
-  a.rows = R;
-  a.dim = D;
-  a.x = {s.x->target(), c.x_type, D + L.x_pad};
-  if (add) a.o = {s.o->target(), c.x_type, D + L.o_pad};
-  const std::int64_t y_stride = s.yreg == s.x.get() ? D + L.x_pad
-                                : (add && s.yreg == s.o.get()) ? D + L.o_pad
-                                                              : D + L.y_pad;
-  a.y = {s.yreg->target(), c.y_type, y_stride};
-  a.g = s.g ? s.g->target() : nullptr;
-  a.g_type = c.g_type;
-  a.rstd = static_cast<float*>(s.rstd->target());
-  a.eps = c.eps;
-  a.convention = c.convention;
-  a.quant = c.quant;
-  a.scale = s.scale ? static_cast<float*>(s.scale->target()) : nullptr;
+  s.a =
+      forward_args(c, add, L,
+                   {s.x->target(), s.o ? s.o->target() : nullptr, s.yreg->target(), s.g ? s.g->target() : nullptr,
+                    static_cast<float*>(s.rstd->target()), s.scale ? static_cast<float*>(s.scale->target()) : nullptr});
   return Status::success();
 }
 

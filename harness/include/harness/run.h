@@ -46,6 +46,22 @@ struct Outcome {
 // (cudaMalloc), host variants host buffers; the rstd handed to a backward is the oracle's
 // RN32(exact r) unless the case carries its own. Never throws; a missing device is a status.
 Outcome run_forward(const rmsnorm::Variant& v, const oracle::ForwardCase& c, const Layout& layout);
+
+// Where a forward call's buffers start; y is x or o itself when it aliases one (in place).
+struct ForwardBuffers {
+  void* x = nullptr;
+  void* o = nullptr;
+  void* y = nullptr;
+  void* g = nullptr;
+  float* rstd = nullptr;
+  float* scale = nullptr;
+};
+// The arguments of c's call on those buffers laid out per `layout` (`add`: the fused add, o
+// given): row strides D + pad, y's that of the tensor it aliases; c's types, convention, FP8 mode
+// and eps (its values are not read). What run_forward() launches; a check of what a variant
+// implements can call its can_implement_forward() on them at any addresses.
+rmsnorm::ForwardArgs forward_args(const oracle::ForwardCase& c, bool add, const Layout& layout,
+                                  const ForwardBuffers& b);
 Outcome run_backward(const rmsnorm::Variant& v, const oracle::BackwardCase& c, const Layout& layout);
 
 // Ok when the device context is usable: waits for the device and reports an error that a kernel
