@@ -41,15 +41,7 @@ bool is_forward(Op op) {
 // c's call on buffers at made-up addresses: buffer k at k TiB, its base layout offset elements on
 // (a 256-byte boundary plus the offset, as the harness lays it out).
 rmsnorm::ForwardArgs args_of(const harness::Case& c) {
-  oracle::ForwardCase h;
-  h.rows = c.rows;
-  h.dim = c.dim;
-  h.x_type = c.x_type;
-  h.g_type = c.g_type;
-  h.y_type = c.y_type;
-  h.convention = c.convention;
-  h.quant = c.quant;
-  h.eps = c.eps;
+  const oracle::ForwardCase h = harness::forward_shape(c);
   const harness::Layout& L = c.layout;
   auto at = [](std::uintptr_t k, std::int64_t offset, DType t) {
     return reinterpret_cast<void*>((k << 40) + static_cast<std::uintptr_t>(offset) * rmsnorm::size_of(t));

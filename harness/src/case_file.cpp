@@ -449,13 +449,7 @@ bool materialize(const Case& c, CaseValues& out, std::string& error) {
   return true;
 }
 
-bool forward_case(const Case& c, oracle::ForwardCase& out, std::string& error) {
-  if (!c.is_forward()) {
-    error = std::string("op ") + rmsnorm::to_string(c.op) + " is not a forward op";
-    return false;
-  }
-  CaseValues v;
-  if (!materialize(c, v, error)) return false;
+oracle::ForwardCase forward_shape(const Case& c) {
   oracle::ForwardCase f;
   f.rows = c.rows;
   f.dim = c.dim;
@@ -466,6 +460,17 @@ bool forward_case(const Case& c, oracle::ForwardCase& out, std::string& error) {
   f.quant = c.has_quant() ? c.quant : Quant::none;
   f.eps = c.eps;
   f.static_scale = c.static_scale;
+  return f;
+}
+
+bool forward_case(const Case& c, oracle::ForwardCase& out, std::string& error) {
+  if (!c.is_forward()) {
+    error = std::string("op ") + rmsnorm::to_string(c.op) + " is not a forward op";
+    return false;
+  }
+  CaseValues v;
+  if (!materialize(c, v, error)) return false;
+  oracle::ForwardCase f = forward_shape(c);
   f.x = std::move(v.x);
   if (c.has_add()) f.o = std::move(v.o);
   if (c.convention != Convention::no_weight) f.g = std::move(v.g);

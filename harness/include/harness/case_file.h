@@ -108,6 +108,9 @@ bool materialize(const Case& c, CaseValues& out, std::string& error);
 // The oracle's view of a case (values materialized, sizes and types checked). A backward case
 // gets the case's own rstd when it has one, else RN32 of the exact r (oracle::rstd_rounded).
 bool forward_case(const Case& c, oracle::ForwardCase& out, std::string& error);
+// The forward case's shape, types, convention, FP8 mode, eps and static scale, without values
+// (what forward_case() fills in before them; enough for harness::forward_args()).
+oracle::ForwardCase forward_shape(const Case& c);
 bool backward_case(const Case& c, oracle::BackwardCase& out, std::string& error);
 
 // Fills `out` from c.generator, c.seed and the regimes (harness/values.h); false + reason for
