@@ -169,6 +169,7 @@ void print_dispatch_rules() {
     const char* width = r.width == Width::b16 ? "16-bit" : r.width == Width::f32 ? "fp32" : "any";
     const char* when = r.when == When::weights16    ? "16-bit weights"
                        : r.when == When::per_block  ? "FP8 per block"
+                       : r.when == When::static_scale ? "FP8 with a given scale"
                        : r.when == When::misaligned ? "rows not all 16-byte aligned"
                                                     : "-";
     std::printf("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.variant, md_rule_ops(r.ops).c_str(), width,

@@ -1,8 +1,8 @@
-// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs) unless
-// the rule says "H100" (one H100 80GB HBM3, also 132 SMs), bf16 rows unless said otherwise, timed
-// by `rmsnorm-bench` beside the variants it competes with in the same run; "A/B x" is the other
-// variant's time over this one's, "of the copy" the ratio to a device-to-device copy of the same
-// bytes. fp16 rows take the bf16 rule: the same kernels and sizes.
+// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs), bf16
+// rows unless said otherwise, timed by `rmsnorm-bench` beside the variants it competes with in
+// the same run; "A/B x" is the other variant's time over this one's, "of the copy" the ratio to a
+// device-to-device copy of the same bytes. fp16 rows take the bf16 rule: the same kernels and
+// sizes. A range's end between two measured widths whose leaders differ is their midpoint.
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -71,10 +71,12 @@ const std::vector<Rule> kRules = {
      "1.02-1.19x fwd.packed_rows from R = 4096 (32768 x 1025: 0.66 of the copy against 0.60-0.62)"},
     {"fwd.shifted_row", kFwd, W::b16, from(16384), from(4098), When::always, kTake,
      "D = 6145-8191: 1.09-1.17x fwd.packed_rows at R = 32768, a tie at 8192 rows, 0.94-0.95x at 4096"},
-    {"fwd.shifted_row", kFp8, W::b16, from(8192), {1025, 2048}, When::always, kTake,
-     "H100, the FP8 forward at D = 1025 from R = 8192: per token 1.13-1.21x, static 1.18-1.27x, per block 1.02-1.06x the next variant (R = 1024: 0.84-0.93x)"},
-    {"fwd.shifted_row", kFp8, W::b16, from(8192), {4097, 5121}, When::per_block, kTake,
-     "H100, the FP8 forward per block at D = 4097-5121 from R = 8192: 1.10-1.20x fwd.packed_rows (per token 0.91-1.01x, not taken; 8191: 0.84-0.88x)"},
+    {"fwd.shifted_row", kFp8, W::b16, from(8192), {1025, 1536}, When::always, kTake,
+     "the FP8 forward at D = 1025 from R = 8192: per token 1.15-1.22x, static 1.21-1.23x, per block 1.00-1.03x the next variant; at 2047 per token fwd.element_row.realigned leads (1.18-1.23x) and per block fwd.packed_rows (1.10-1.12x)"},
+    {"fwd.shifted_row", kFp8, W::b16, from(8192), {1537, 6656}, When::static_scale, kTake,
+     "the static FP8 forward from R = 8192: 1.04-1.07x the next variant at D = 2047, 1.11-1.28x at 4097 and 5121; at 8191 fwd.packed_rows, 0.95-1.04x"},
+    {"fwd.shifted_row", kFp8, W::b16, from(8192), {3073, 6656}, When::per_block, kTake,
+     "the FP8 forward per block from R = 8192: 1.13-1.21x fwd.packed_rows at D = 4097 and 5121 (2047 and 8191: 0.85-0.91x)"},
 
     // fwd.packed_rows: tiles of packed rows through shared-memory stages.
     {"fwd.packed_rows", kAddFp8, W::f32, from(1024), from(4097), When::always, kTake,
@@ -83,6 +85,8 @@ const std::vector<Rule> kRules = {
      "bf16 add + FP8 per token 1.04-1.30x from R = 4096 (32768 x 1025: 0.41 of the copy against 0.31-0.32); per block 1.46-1.98x"},
     {"fwd.packed_rows", kAddFp8, W::b16, from(1024), from(1025), When::always, kTake,
      "bf16 add + FP8 at R = 1024-2048 from D = 1025: 1.02-1.23x (0.88-0.91x at 513)"},
+    {"fwd.packed_rows", kFp8, W::b16, from(8192), {6657, 8191}, When::static_scale, kTake,
+     "the static FP8 forward at D = 8191 from R = 8192: 1.24-1.30x fwd.element_row.realigned (per token 1.03-1.04x, within one run's spread: not taken)"},
     {"fwd.packed_rows", kFp8, W::b16, from(4096), kAll, When::per_block, kTake,
      "the FP8 forward per block of 128: 1.39-2.06x; per token and static 0.78-1.00x, not taken"},
     {"fwd.packed_rows", kFwd, W::b16, from(512), kAll, When::always, kTake,
@@ -155,6 +159,7 @@ Query shape_query(const Args& a) {
 Query query_of(const ForwardArgs& a) {
   Query q = shape_query(a);
   q.per_block = a.quant == Quant::per_block;
+  q.static_scale = a.quant == Quant::static_scale;
   return q;
 }
 
@@ -173,6 +178,7 @@ bool matches(const Rule& r, const Query& q) {
     case When::always: return true;
     case When::weights16: return q.weights16;
     case When::per_block: return q.per_block;
+    case When::static_scale: return q.static_scale;
     case When::misaligned: return q.misaligned;
   }
   return false;

@@ -318,8 +318,8 @@ TEST_CASE("forward dispatch rules of fwd.cluster_row: 16-bit rows past 16384 to 
 
 // FP8 outputs of packed odd widths: fwd.packed_rows takes the fused add + FP8 from
 // R = 4096 (from R = 1024 at D >= 1025; fp32 rows from D = 4097 and R = 1024) in every scale mode,
-// and the plain FP8 forward per block of
-// 16-bit rows from R = 4096; the plain per-token (and static) FP8 forward stays with
+// and the plain FP8 forward per block of 16-bit rows from R = 4096 (fwd.shifted_row takes some
+// widths from R = 8192, below); the plain per-token FP8 forward stays with
 // fwd.element_row.realigned / fwd.element_row.
 TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_rows under the fused add, and per block", "[host]") {
   auto pick_q = [](DType x, std::int64_t rows, std::int64_t dim, bool add, rmsnorm::Quant q) {
@@ -346,20 +346,26 @@ TEST_CASE("forward dispatch: FP8 outputs of packed odd widths go to fwd.packed_r
   CHECK(pick_q(DType::f16, 32768, 8191, false, Quant::per_block) == "fwd.packed_rows");
   CHECK(pick_q(DType::f32, 32768, 8191, false, Quant::per_block) != "fwd.packed_rows");
   CHECK(pick_q(DType::bf16, 32768, 2049, false, Quant::dynamic_token) == "fwd.element_row.realigned");
-  CHECK(pick_q(DType::bf16, 32768, 4097, false, Quant::static_scale) == "fwd.element_row.realigned");
+  CHECK(pick_q(DType::bf16, 32768, 4097, false, Quant::dynamic_token) == "fwd.element_row.realigned");
   CHECK(pick_q(DType::bf16, 4096, 1025, false, Quant::dynamic_token) == "fwd.element_row");
-  // The FP8 forward of rows sharing one frame from R = 8192: fwd.shifted_row at D = 1025-2048,
-  // and per block at D = 4097-5121.
+  // The FP8 forward of packed odd widths from R = 8192: fwd.shifted_row at D = 1025-1536 in every
+  // mode, static to 6656 and per block from 3073 to 6656; static fwd.packed_rows at 6657-8191.
   for (const Quant q : {Quant::dynamic_token, Quant::static_scale, Quant::per_block}) {
     INFO(rmsnorm::to_string(q));
+    const bool token = q == Quant::dynamic_token, stat = q == Quant::static_scale, block = q == Quant::per_block;
     CHECK(pick_q(DType::bf16, 8192, 1025, false, q) == "fwd.shifted_row");
-    CHECK(pick_q(DType::f16, 32768, 2047, false, q) == "fwd.shifted_row");
+    CHECK(pick_q(DType::f16, 32768, 1535, false, q) == "fwd.shifted_row");
     CHECK(pick_q(DType::bf16, 8191, 1025, false, q) != "fwd.shifted_row");        // fewer rows
     CHECK(pick_q(DType::f32, 32768, 1025, false, q) != "fwd.shifted_row");        // fp32 rows: declined
     CHECK(pick_q(DType::bf16, 32768, 1025, true, q) == "fwd.packed_rows");        // under the fused add
-    CHECK(pick_q(DType::bf16, 32768, 8191, false, q) != "fwd.shifted_row");
-    CHECK((pick_q(DType::bf16, 8192, 4097, false, q) == "fwd.shifted_row") == (q == Quant::per_block));
-    CHECK((pick_q(DType::bf16, 32768, 5121, false, q) == "fwd.shifted_row") == (q == Quant::per_block));
+    CHECK((pick_q(DType::bf16, 32768, 2047, false, q) == "fwd.shifted_row") == stat);
+    CHECK((pick_q(DType::bf16, 32768, 2047, false, q) == "fwd.packed_rows") == block);
+    CHECK((pick_q(DType::bf16, 32768, 2047, false, q) == "fwd.element_row.realigned") == token);
+    CHECK((pick_q(DType::bf16, 8192, 4097, false, q) == "fwd.shifted_row") == !token);
+    CHECK((pick_q(DType::f16, 32768, 5121, false, q) == "fwd.shifted_row") == !token);
+    CHECK((pick_q(DType::bf16, 8192, 6655, false, q) == "fwd.shifted_row") == !token);
+    CHECK(pick_q(DType::bf16, 32768, 6657, false, q) != "fwd.shifted_row");
+    CHECK(pick_q(DType::bf16, 32768, 8191, false, q) == (token ? "fwd.element_row.realigned" : "fwd.packed_rows"));
   }
   // A strided tensor is not packed: declined whatever the mode.
   rmsnorm::ForwardArgs strided = harness::probe_forward(DType::bf16, 32768, 1025, true, true);
@@ -391,6 +397,7 @@ RuleArgs args_for(const rmsnorm::dispatch::Rule& r, rmsnorm::Op op, std::int64_t
     const bool fp8 = op == Op::forward_quant || op == Op::add_forward_quant;
     out.fwd = harness::probe_forward(x, rows, dim, fp8, op == Op::add_forward || op == Op::add_forward_quant);
     if (r.when == When::per_block) out.fwd.quant = rmsnorm::Quant::per_block;
+    if (r.when == When::static_scale) out.fwd.quant = rmsnorm::Quant::static_scale;
     if (r.when == When::weights16) out.fwd.g_type = DType::bf16;
   }
   return out;

@@ -27,6 +27,7 @@ enum class When : std::uint8_t {
   always,
   weights16,   // the weights are 16-bit (or there are none and the rows are 16-bit)
   per_block,   // FP8 scales per block of 128
+  static_scale,  // FP8 outputs with a given scale (no amax to find)
   misaligned,  // some view the backward moves in 16-byte vectors is not 16-byte aligned
 };
 
@@ -53,7 +54,7 @@ struct Query {
   Op op = Op::forward;
   DType x_type = DType::bf16;
   std::int64_t rows = 0, dim = 0;
-  bool weights16 = false, per_block = false, misaligned = false;
+  bool weights16 = false, per_block = false, static_scale = false, misaligned = false;
 };
 Query query_of(const ForwardArgs& a);
 Query query_of(const BackwardArgs& a);
