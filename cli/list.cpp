@@ -167,11 +167,11 @@ void print_dispatch_rules() {
       "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const rmsnorm::dispatch::Rule& r : rmsnorm::dispatch::rules()) {
     const char* width = r.width == Width::b16 ? "16-bit" : r.width == Width::f32 ? "fp32" : "any";
-    const char* when = r.when == When::weights16    ? "16-bit weights"
-                       : r.when == When::per_block  ? "FP8 per block"
+    const char* when = r.when == When::weights16      ? "16-bit weights"
+                       : r.when == When::per_block    ? "FP8 per block"
                        : r.when == When::static_scale ? "FP8 with a given scale"
-                       : r.when == When::misaligned ? "rows not all 16-byte aligned"
-                                                    : "-";
+                       : r.when == When::misaligned   ? "rows not all 16-byte aligned"
+                                                      : "-";
     std::printf("| `%s` | %s | %s | %s | %s | %s | %s | %s |\n", r.variant, md_rule_ops(r.ops).c_str(), width,
                 md_bound(r.rows).c_str(), md_bound(r.dim).c_str(), when, r.take ? "take" : "pass",
                 md_cell(r.reason).c_str());

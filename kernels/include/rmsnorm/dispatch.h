@@ -25,10 +25,10 @@ enum class Width : std::uint8_t { any, b16, f32 };
 // A condition beyond op, width and shape.
 enum class When : std::uint8_t {
   always,
-  weights16,   // the weights are 16-bit (or there are none and the rows are 16-bit)
-  per_block,   // FP8 scales per block of 128
+  weights16,     // the weights are 16-bit (or there are none and the rows are 16-bit)
+  per_block,     // FP8 scales per block of 128
   static_scale,  // FP8 outputs with a given scale (no amax to find)
-  misaligned,  // some view the backward moves in 16-byte vectors is not 16-byte aligned
+  misaligned,    // some view the backward moves in 16-byte vectors is not 16-byte aligned
 };
 
 struct Range {
