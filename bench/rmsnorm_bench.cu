@@ -229,7 +229,8 @@ void usage() {
   std::printf(
       "rmsnorm-bench [options]\n"
       "  --quick              a small sweep (R in {1,64,8192}, D in {128,4096,8192})\n"
-      "  --variant GLOB       benchmark every variant matching GLOB (default: the dispatcher's pick)\n"
+      "  --variant GLOBS      benchmark every variant matching one of GLOBS, comma-separated\n"
+      "                       (default: the dispatcher's pick)\n"
       "  --op LIST            forward,add_forward,forward_quant,add_forward_quant,backward,add_backward\n"
       "  --rows LIST          e.g. 1,16,64,512,4096,8192,32768\n"
       "  --dims LIST          e.g. 128,1025,2048,4096,5120,8192,16384,65536\n"

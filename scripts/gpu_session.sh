@@ -273,6 +273,19 @@ if has bench_ab; then
     python3 scripts/bench_compare.py "$OUT/${pre}_base1.csv" "$OUT/${pre}_base2.csv" | tail -3 | sed 's/^/base vs base: /'
   done
 fi
+# Where bench/peers.py finds the optional peers: PEER_PYTHONPATH (Liger from .deps/pylib, QuACK
+# put together from scripts/quack_site.sh's two parts under .deps/quack, then PYTHONPATH) and
+# PEER_PLUGIN (this build's FlashInfer plugin, as peers.py's option, when it was built).
+peer_paths() {
+  local pylib fi_plugin=$B/adapters/libflashinfer_norm_plugin.so qpath
+  pylib=$( [ -d .deps/pylib ] && echo "$PWD/.deps/pylib" )
+  if [ -f .deps/quack/part1/ir.so.xz ] && [ -f .deps/quack/part2/rt.so.xz ]; then
+    qpath=$(scripts/quack_site.sh unpack "$PWD/.deps/quack/site" .deps/quack/part1 .deps/quack/part2 2> "$OUT/quack_site.log") \
+      && pylib=$pylib${pylib:+:}$qpath || echo "QuACK not put together: $(tail -1 "$OUT/quack_site.log")"
+  fi
+  PEER_PYTHONPATH=$pylib${pylib:+${PYTHONPATH:+:}}${PYTHONPATH:-}
+  PEER_PLUGIN=$( [ -f "$fi_plugin" ] && echo --flashinfer-plugin "$fi_plugin" )
+}
 if has peers; then
   step peers
   # The peers (bench/peers.py: PyTorch eager and torch.compile; Liger-Kernel from .deps/pylib; the
@@ -281,13 +294,9 @@ if has peers; then
   # beside their own same-run copy, then the table of ours against the best peer per shape (our
   # bench.csv from the bench step, when present). PEERS_ARGS: default rmsnorm-bench's sweep
   # (--quick: 6 shapes); with --resume an existing $OUT/peers.csv keeps its rows.
-  fi_plugin=$B/adapters/libflashinfer_norm_plugin.so; pylib=$( [ -d .deps/pylib ] && echo "$PWD/.deps/pylib" )
-  if [ -f .deps/quack/part1/ir.so.xz ] && [ -f .deps/quack/part2/rt.so.xz ]; then
-    qpath=$(scripts/quack_site.sh unpack "$PWD/.deps/quack/site" .deps/quack/part1 .deps/quack/part2 2> "$OUT/quack_site.log") \
-      && pylib=$pylib${pylib:+:}$qpath || echo "QuACK not put together: $(tail -1 "$OUT/quack_site.log")"
-  fi
-  PYTHONPATH=$pylib${pylib:+${PYTHONPATH:+:}}${PYTHONPATH:-} timeout ${PEERS_TIMEOUT:-3600} python3 bench/peers.py ${PEERS_ARGS:-} \
-    $( [ -f "$fi_plugin" ] && echo --flashinfer-plugin "$fi_plugin" ) --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
+  peer_paths
+  PYTHONPATH=$PEER_PYTHONPATH timeout ${PEERS_TIMEOUT:-3600} python3 bench/peers.py ${PEERS_ARGS:-} \
+    $PEER_PLUGIN --csv "$OUT/peers.csv" > "$OUT/peers.log" 2>&1; RESULT[peers]=$?
   tail -40 "$OUT/peers.log"
   [ -f "$OUT/bench.csv" ] && python3 scripts/bench_table.py "$OUT/bench.csv" "$OUT/peers.csv" | tee "$OUT/peers_table.txt"
 fi
@@ -319,6 +328,7 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   # NCU_SECTIONS adds sections (e.g. "--section InstructionStats --section SourceCounters").
   # A backward is two kernels (stage 1, then the dg column sum, dg_column_sum_kernel):
   # NCU_KERNELS='^(backward_|dg_)' NCU_SKIP=6 NCU_LAUNCHES=2 profiles one of each.
+  [ -n "${PROFILE_PEERS:-}" ] && peer_paths
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
     timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
@@ -326,19 +336,21 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
       $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
       > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
     echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
-    # PROFILE_PEERS (e.g. "compile liger"): the same shape's peer kernels, launched by bench/peers.py
+    # PROFILE_PEERS (e.g. "compile quack"): the same shape's peer kernels, launched by bench/peers.py
     # (its warm-up and first timed calls skipped), for a why row beside ours.
     for peer in ${PROFILE_PEERS:-}; do
       case $peer in
         compile) kernels='^triton_' ;;
         liger) kernels='rms_norm' ;;
-        *) echo "  $peer: not profiled (PROFILE_PEERS takes compile, liger)"; continue ;;
+        flashinfer) kernels='RMSNorm' ;;            # flashinfer::norm::{,FusedAdd}RMSNormKernel
+        quack) kernels='cutlass|RMSNorm|rmsnorm' ;;  # the CuTe DSL names its kernels after the module
+        *) echo "  $peer: not profiled (PROFILE_PEERS takes compile, liger, flashinfer, quack)"; continue ;;
       esac
       log="$OUT/ncu_${op}_${r}x${d}_$peer.log"
-      PYTHONPATH=${PWD}/.deps/pylib${PYTHONPATH:+:$PYTHONPATH} TORCHINDUCTOR_COMPILE_THREADS=1 timeout 180 \
+      PYTHONPATH=$PEER_PYTHONPATH TORCHINDUCTOR_COMPILE_THREADS=1 timeout 180 \
         ncu --clock-control none --launch-skip 6 --launch-count 2 -k "regex:$kernels" \
         $ncu_sections \
-        python3 bench/peers.py --peers "$peer" --ops "$op" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
+        python3 bench/peers.py --peers "$peer" $PEER_PLUGIN --ops "$op" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
       echo "  $peer: $(ncu_summary "$log")"
     done
   done
