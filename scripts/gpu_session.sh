@@ -328,14 +328,20 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   # NCU_SECTIONS adds sections (e.g. "--section InstructionStats --section SourceCounters").
   # A backward is two kernels (stage 1, then the dg column sum, dg_column_sum_kernel):
   # NCU_KERNELS='^(backward_|dg_)' NCU_SKIP=6 NCU_LAUNCHES=2 profiles one of each.
+  # PROFILE_OURS=0: only the peers' kernels (PROFILE_PEERS) at those shapes.
   [ -n "${PROFILE_PEERS:-}" ] && peer_paths
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
-    timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
-      $ncu_sections \
-      $B/bench/rmsnorm-bench --op "$op" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
-      > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
-    echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
+    # An FP8 op may name its scale mode as the bench's tables do (forward_quant.block, .static).
+    base=${op%.*}; q=${op#"$base"}; q=${q#.}
+    if [ "${PROFILE_OURS:-1}" != 0 ]; then
+      timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
+        $ncu_sections \
+        $B/bench/rmsnorm-bench --op "$base" ${q:+--quant "$q"} --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
+        > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
+      echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
+    fi
+    [ -n "$q" ] && continue  # the peers have the per-token FP8 forward only
     # PROFILE_PEERS (e.g. "compile quack"): the same shape's peer kernels, launched by bench/peers.py
     # (its warm-up and first timed calls skipped), for a why row beside ours.
     for peer in ${PROFILE_PEERS:-}; do
