@@ -10,12 +10,15 @@ flashinfer., quack.; bench/peers.py writes them): one table per op, a line per (
 measured by us and at least one peer, with the time_us of ours, of each peer label (a column
 each; '-' where that peer has no row), of our run's copy of the same bytes and of the best peer's
 run's copy, the best peer (the highest ratio to its own copy), and ours/best peer speed two ways:
-  copy  each side's time in units of its own run's copy of the same bytes, i.e.
-        (our ratio / peer ratio) * (peer bytes / our bytes); the processes differ, so this
-        cancels a difference in the state of the GPU between the runs, and the bytes factor
-        cancels a difference in the bytes models (ours counts the backward's dg workspace)
+  copy  each side's time in units of its own run's copy of the same bytes (our ratio / peer
+        ratio); the processes differ, so this cancels a difference in the state of the GPU
+        between the runs. Only where both sides count the same bytes: where the bytes models
+        differ (ours counts the backward's dg partials) the two copies are of different sizes,
+        and a copy's time is not proportional to its bytes below a few MB (10 KB and 6 KB copy
+        in about the same time), so no factor puts both sides in one unit ('-')
   time  peer time_us / our time_us, as measured
-then per op how many shapes we are at least as fast as the best peer (>= 1.0). Where a file has
+The score a shape is judged by is 'copy' where it exists, else 'time'; then per op how many shapes
+we are at least as fast as the best peer (score >= 1.0). Where a file has
 several rows for one shape and side (several variants or runs), the best of them is taken.
 
 --markdown prints the same as the generated part of docs/performance.md; --doc PATH rewrites
@@ -31,6 +34,7 @@ Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv
 import argparse
 import csv
 import fnmatch
+import math
 import re
 import statistics
 import sys
@@ -74,7 +78,7 @@ TARGETS = [
     Target("R <= 64 (graph replay), forward", ("forward",), 0.80, False, "small"),
     Target("R <= 64 (graph replay), backward", ("backward",), 0.50, False, "small"),
 ]
-PEER_TARGET = "at least as fast as the best peer (x copy >= 1.00)"
+PEER_TARGET = "at least as fast as the best peer (score >= 1.00)"
 
 
 def target_rows(t, rows):
@@ -191,8 +195,22 @@ class Beside:
     ours: dict       # our row
     peers: dict      # peer label -> its row
     best: dict       # the best peer's row (highest ratio to its own copy)
-    by_copy: float   # ours / best peer, each in units of its own run's copy
+    by_copy: float   # ours / best peer, each in units of its own run's copy (NaN: different bytes)
     by_time: float   # best peer time_us / ours
+
+    @property
+    def same_bytes(self):
+        return self.by_copy == self.by_copy
+
+    @property
+    def score(self):
+        """What the shape is judged by: the copy-normalized ratio, or the time ratio where the
+        two sides count different bytes (no copy puts them in one unit)."""
+        return self.by_copy if self.same_bytes else self.by_time
+
+
+def _x(v):
+    return "-" if v != v else f"{v:.2f}"
 
 
 def compare(ours, peers):
@@ -202,8 +220,7 @@ def compare(ours, peers):
         a, cand = mine[key], theirs[key]
         b = max(cand.values(), key=lambda r: float(r["ratio"]))
         ra, rb = float(a["ratio"]), float(b["ratio"])
-        ba, bb = float(a["bytes"]), float(b["bytes"])
-        by_copy = (ra / rb) * (bb / ba) if ba > 0 and bb > 0 else ra / rb
+        by_copy = ra / rb if float(a["bytes"]) == float(b["bytes"]) else math.nan
         out.append(Beside(key, a, cand, b, by_copy, float(b["time_us"]) / float(a["time_us"])))
     return out
 
@@ -233,24 +250,24 @@ def beside_the_peers(ours, peers):
             cells = " ".join(f"{float(c.peers[label]['time_us']):{w}.2f}" if label in c.peers else f"{'-':>{w}s}"
                              for label, w in zip(labels, widths))
             print(f"{dtype:5s} {R:6d} {D:6d} {float(c.ours['time_us']):9.2f} {cells} {float(c.ours['copy_us']):9.2f} "
-                  f"{float(c.best['copy_us']):9.2f}  {c.best['variant']:{best_w}s} {c.by_copy:7.2f} {c.by_time:7.2f}  "
+                  f"{float(c.best['copy_us']):9.2f}  {c.best['variant']:{best_w}s} {_x(c.by_copy):>7s} {c.by_time:7.2f}  "
                   f"{c.ours['variant']}")
-            per_op.setdefault(op, []).append((c.by_copy, c.by_time, R, D))
+            per_op.setdefault(op, []).append((c.score, c.by_copy, c.by_time, R, D))
     print()
-    print(f"{'op':18s} {'shapes':>6s} {'>= peer (copy)':>14s} {'>= peer (time)':>14s} "
-          f"{'min x copy':>10s} {'median':>7s}  slowest beside the peer (x copy)")
+    print(f"{'op':18s} {'shapes':>6s} {'>= peer':>14s} {'>= peer (time)':>14s} "
+          f"{'min score':>10s} {'median':>7s}  slowest beside the peer (score)")
     total = [0, 0, 0]
     for op, v in per_op.items():
         n_copy = sum(x[0] >= 1.0 for x in v)
-        n_time = sum(x[1] >= 1.0 for x in v)
+        n_time = sum(x[2] >= 1.0 for x in v)
         total[0] += len(v)
         total[1] += n_copy
         total[2] += n_time
-        slowest = ", ".join(f"{R}x{D} {c:.2f}" for c, _t, R, D in sorted(v)[:3])
+        slowest = ", ".join(f"{R}x{D} {c:.2f}" for c, _b, _t, R, D in sorted(v)[:3])
         print(f"{op:18s} {len(v):6d} {f'{n_copy}/{len(v)}':>14s} {f'{n_time}/{len(v)}':>14s} "
               f"{min(x[0] for x in v):10.2f} {statistics.median(x[0] for x in v):7.2f}  {slowest}")
-    print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by copy-normalized speed, "
-          f"{total[2]}/{total[0]} by time_us")
+    print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by score (copy-normalized where both "
+          f"sides count the same bytes, else time), {total[2]}/{total[0]} by time_us")
 
 
 # --- the generated part of docs/performance.md ------------------------------------------------------
@@ -379,13 +396,14 @@ def markdown(ours, peers, about, whys):
         if t.median and not met:
             misses.append(("copy", t.name, t.ops[0], 0, 0, f"median {med:.3f}", "-"))
     if shared:
-        ok = sum(c.by_copy >= 1.0 for c in shared)
+        ok = sum(c.score >= 1.0 for c in shared)
         w(f"| {PEER_TARGET} | 1.00 | {len(shared)} | {ok}/{len(shared)} | "
-          f"{statistics.median(c.by_copy for c in shared):.3f} |")
+          f"{statistics.median(c.score for c in shared):.3f} |")
         for c in shared:
-            if c.by_copy < 1.0:
+            if c.score < 1.0:
                 misses.append(("peer", PEER_TARGET.split(" (")[0], c.key[0], c.key[2], c.key[3],
-                               f"{c.by_copy:.3f}x {c.best['variant']} ({c.key[1]})", c.ours["variant"]))
+                               f"{c.score:.3f}x{'' if c.same_bytes else ' (time)'} {c.best['variant']} ({c.key[1]})",
+                               c.ours["variant"]))
     w("")
     # Ours against the copy over the region.
     best = best_by_shape(ours)
@@ -414,8 +432,11 @@ def markdown(ours, peers, about, whys):
     if shared:
         w("### Beside the peers")
         w("")
-        w("Each cell: that side's copy-normalized speed (its own run's copy time / its time); the last column is ours "
-          "over the best peer's (✗ below 1.00). A peer with no entry for an op has no column there.")
+        w("Each cell: that side's copy-normalized speed (its own run's copy time / its time). The last column is ours "
+          "over the best peer: the ratio of those speeds where both sides count the same bytes; where they do not (the "
+          "backward: ours counts its dg partials) the peer's time over ours, marked (t), since copies of different "
+          "sizes below a few MB take about the same time and no copy puts both in one unit (✗ below 1.00). A peer "
+          "with no entry for an op has no column there.")
         w("")
         w(peer_coverage(ours, shared))
         for op in sorted({c.key[0] for c in shared}, key=_op_rank):
@@ -430,7 +451,7 @@ def markdown(ours, peers, about, whys):
                 _op, dtype, R, D = c.key
                 cells = [f"{float(c.peers[lb]['ratio']):.3f}" if lb in c.peers else "-" for lb in labels]
                 w(f"| {dtype} | {_shape(R, D)} | {float(c.ours['ratio']):.3f} | " + " | ".join(cells)
-                  + f" | {c.best['variant']} | {c.by_copy:.3f}{' ✗' if c.by_copy < 1.0 else ''} |")
+                  + f" | {c.best['variant']} | {c.score:.3f}{'' if c.same_bytes else ' (t)'}{' ✗' if c.score < 1.0 else ''} |")
         w("")
     w("### Misses")
     w("")

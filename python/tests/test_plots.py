@@ -22,11 +22,14 @@ ROWS = [
     "H200,forward,bf16,4096,4096,fwd.block_row,0,30,3500,29,3600,0.97,0,0,0,",
     "H200,forward,bf16,8192,4096,fwd.block_row,0,60,3550,58,3650,0.97,0,0,0,",
     "H200,forward,bf16,8192,1024,fwd.block_row,0,0,0,0,0,0,0,0,0,skipped: out of range",
+    # the backward counts its dg partials: more bytes than the peer's model
+    "H200,backward,bf16,16,4096,bwd.staged_rows,655360,4,160,2,330,0.50,1,0.8,5,",
 ]
 PEERS = [
     "H200,forward,bf16,4096,1024,torch.compile,0,12,2800,11,3300,0.85,0,0,0,",
     "H200,forward,bf16,4096,4096,torch.compile,0,33,3300,30,3500,0.91,0,0,0,",
     "H200,forward,bf16,4096,4096,torch.eager,0,70,1500,30,3500,0.43,0,0,0,",
+    "H200,backward,bf16,16,4096,torch.compile,393216,3,130,1.6,245,0.533,1,0.8,4,",
 ]
 failures = []
 
@@ -50,7 +53,8 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(out, "series.json")) as f:
         s = json.load(f)
     lines = s["lines"]
-    check(set(lines) == {"bw_forward_bf16_R4096.png", "bw_forward_bf16_R8192.png"}, f"one bandwidth plot per op and R ({sorted(lines)})")
+    check(set(lines) == {"bw_forward_bf16_R4096.png", "bw_forward_bf16_R8192.png", "bw_backward_bf16_R16.png"},
+          f"one bandwidth plot per op and R ({sorted(lines)})")
     r4096 = lines.get("bw_forward_bf16_R4096.png", {})
     check(set(r4096) == {"ours", "torch.compile", "torch.eager", "copy"}, f"ours, each peer and the copy ({sorted(r4096)})")
     check(r4096.get("ours", {}).get("1024") == 3100, "ours at a shape is our best variant there")
@@ -59,6 +63,8 @@ with tempfile.TemporaryDirectory() as tmp:
     check(abs(heat.get("heat_forward_bf16_copy.png", {}).get("4096x1024", 0) - 0.94) < 1e-9, "heat map of ours / copy")
     check(abs(heat.get("heat_forward_bf16_peer.png", {}).get("4096x4096", 0) - 0.97 / 0.91) < 1e-9,
           "heat map of ours / best peer")
+    check(abs(heat.get("heat_backward_bf16_peer.png", {}).get("16x4096", 0) - 3 / 4) < 1e-9,
+          "ours / best peer where the bytes models differ: the time ratio")
     check("8192x1024" not in heat.get("heat_forward_bf16_copy.png", {}), "skipped rows are not drawn")
     for name in list(lines) + list(heat) + ["plots.html"]:
         check(os.path.getsize(os.path.join(out, name)) > 0, f"{name} written")
