@@ -28,9 +28,11 @@ op | R | D | ours | why |, id a short name the miss cites, op a comma list or *,
 a range lo-hi, lo+ or *, ours the variant that ran the shape, a comma list of fnmatch globs or *;
 a table without the id column is cited by its text, one without the ours column covers every
 variant); a miss no row covers is listed as unexplained, and a line counts the misses by row.
---about TEXT: the run's line (device, commit, date) in the doc.
+--about TEXT: the run's line (device, commit, date) in the doc. --rewhy PATH (no CSVs) attaches
+the why rows again to the misses PATH's generated part lists, after the why table was edited.
 
-Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]"""
+Usage: scripts/bench_table.py [--markdown | --doc PATH] [--about TEXT] bench.csv [peers.csv ...]
+       scripts/bench_table.py --rewhy PATH"""
 import argparse
 import csv
 import fnmatch
@@ -465,20 +467,57 @@ def markdown(ours, peers, about, whys):
         w("| --- | --- | --- | --- | --- | --- |")
         cited = {}
         for against, name, op, R, D, what, var in misses:
-            why = why_of(whys, against, op, R, D, var)  # R = D = 0: a median's miss, covered by * rows only
-            unexplained += why is None
-            if why is None:
-                cell = "**unexplained**"
-            else:
-                cell = f"`{why.id}`" if why.id else why.text
-                cited[why.id] = cited.get(why.id, 0) + 1
-            w(f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {cell} |")
+            w(_miss_line(whys, cited, against, name, op, R, D, what, var))
         w("")
-        counts = [f"`{k}` {n}" for k, n in cited.items() if k] + ([f"rows without an id {cited['']}"] if "" in cited else [])
-        w(f"{len(misses)} misses: " + "".join(c + ", " for c in counts) + f"{unexplained} unexplained.")
+        w(_count_line(len(misses), cited))
+        unexplained = cited.get(None, 0)
     w("")
     w(END)
     return "\n".join(out), unexplained
+
+
+def _miss_line(whys, cited, against, name, op, R, D, what, var):
+    """A line of the misses table, with the first why row that covers the miss (R = D = 0: a
+    median's miss, covered by * rows only); cited counts the rows cited (None: unexplained)."""
+    why = why_of(whys, against, op, R, D, var)
+    key = None if why is None else why.id
+    cited[key] = cited.get(key, 0) + 1
+    cell = "**unexplained**" if why is None else (f"`{why.id}`" if why.id else why.text)
+    return f"| {name} | {op} | {_shape(R, D) if R else 'all'} | {what} | {var} | {cell} |"
+
+
+def _count_line(n, cited):
+    counts = [f"`{k}` {c}" for k, c in cited.items() if k] + ([f"rows without an id {cited['']}"] if "" in cited else [])
+    return f"{n} misses: " + "".join(c + ", " for c in counts) + f"{cited.get(None, 0)} unexplained."
+
+
+def rewhy_doc(path):
+    """Attach the why rows of PATH to the misses its generated part lists, from the doc alone (no
+    CSVs): after a why row is added or changed, the run's figures stay as they are. Returns the
+    count of misses no row covers."""
+    with open(path) as f:
+        text = f.read()
+    if BEGIN not in text or END not in text:
+        sys.exit(f"{path}: no '{BEGIN}' ... '{END}' markers to read between")
+    body = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    whys, peer_name = why_rows(text), PEER_TARGET.split(" (")[0]
+    out, cited, n, in_misses = [], {}, 0, False
+    for line in body.split("\n"):
+        if line.startswith("### "):
+            in_misses = line.strip() == "### Misses"
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if in_misses and line.startswith("| ") and len(cells) == 6 and cells[0] != "target" \
+                and not set(cells[0]) <= set("-: "):
+            name, op, shape, what, var = cells[:5]
+            R, D = (0, 0) if shape == "all" else (int(v) for v in shape.split(" x "))
+            line = _miss_line(whys, cited, "peer" if name == peer_name else "copy", name, op, R, D, what, var)
+            n += 1
+        elif in_misses and re.fullmatch(r"\d+ misses: .*", line):
+            line = None  # written again below, from the counts
+        out.append(line)
+    out = [_count_line(n, cited) if v is None else v for v in out]
+    rewrite_doc(path, BEGIN + "\n".join(out) + END)
+    return cited.get(None, 0)
 
 
 def rewrite_doc(path, body):
@@ -503,12 +542,22 @@ def read_rows(paths):
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog=__doc__.split("\n\n", 1)[1])
-    ap.add_argument("csv", nargs="+", help="rmsnorm-bench and bench/peers.py CSV files")
+    ap.add_argument("csv", nargs="*", help="rmsnorm-bench and bench/peers.py CSV files")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--markdown", action="store_true", help="print the generated part of docs/performance.md")
     g.add_argument("--doc", metavar="PATH", help="rewrite the generated part of PATH (docs/performance.md)")
+    g.add_argument("--rewhy", metavar="PATH", help="attach PATH's why rows to the misses its generated part lists "
+                   "(no CSVs: after editing the why table)")
     ap.add_argument("--about", default="", help="the run's line in the doc: device, commit, date")
     args = ap.parse_args(argv)
+    if args.rewhy:
+        if args.csv:
+            ap.error("--rewhy takes no CSV files: it reads the misses from the doc")
+        unexplained = rewhy_doc(args.rewhy)
+        print(f"{args.rewhy}: why rows attached; {unexplained} miss(es) without a why row")
+        return 0
+    if not args.csv:
+        ap.error("the CSV files are required (rmsnorm-bench --csv, bench/peers.py --csv)")
     ours, peers = read_rows(args.csv)
     if args.markdown or args.doc:
         whys = []

@@ -397,6 +397,24 @@ with tempfile.TemporaryDirectory() as tmp:
           and "issue-bound" not in gen
           and any(re.fullmatch(r"\d+ misses: `packed-issue` \d+, \d+ unexplained\.", v) for v in gen.splitlines()),
           f"a why row with an id is cited by it ({cited[:1]})")
+    # --rewhy: a why row added to the doc is attached to the misses it lists, without the CSVs; the
+    # rest of the generated part stays as it was.
+    with open(doc) as f:
+        before = f.read()
+    with open(doc, "w") as f:
+        f.write(before.rstrip("\n") + "\n| `fp8-test` | copy | forward_quant | 8192 | 4096 | * | measured (test) |\n")
+    r3 = subprocess.run([sys.executable, TABLE_PY, "--rewhy", doc], capture_output=True, text=True)
+    after = open(doc).read()
+    gen3 = after.split(table.BEGIN)[1].split(table.END)[0]
+    fp8 = [v for v in gen3.split("### Misses")[1].splitlines() if "| forward_quant | 8192 x 4096 |" in v]
+    check(r3.returncode == 0 and fp8 and fp8[0].endswith("| `fp8-test` |") and "`fp8-test` 1," in gen3
+          and "miss(es) without a why row" in r3.stdout,
+          f"--rewhy attaches a new why row to the doc's misses ({fp8[:1]}, {r3.stderr.strip()[-200:]})")
+    keep = lambda t: [v for v in t.split(table.BEGIN)[1].split(table.END)[0].splitlines() if "misses" not in v
+                      and "8192 x 4096 | 0.600" not in v]
+    check(keep(before) == keep(after), "--rewhy changes only the misses' why cells and the count line")
+    r4 = subprocess.run([sys.executable, TABLE_PY, "--rewhy", doc, b], capture_output=True, text=True)
+    check(r4.returncode == 2 and "no CSV" in r4.stderr, "--rewhy with CSV files: a usage error")
     # Unexplained: the forward median, the FP8 forward per token, R = 1 forward at 0.70 (the odd-width
     # and peer misses have rows).
     check("3 miss(es) without a why row" in r.stdout, f"the count of unexplained misses ({r.stdout.strip()})")
