@@ -4,7 +4,8 @@ FlashInfer, QuACK) next to a device-to-device copy of the same bytes measured in
 with the method of rmsnorm-bench, and write a CSV with exactly the header of rmsnorm-bench's so
 that scripts/bench_table.py reads both.
 
-Peers (--peers: eager, compile, liger, flashinfer, quack; default all; variant column in brackets):
+Peers (--peers: eager, compile, liger, flashinfer, quack, ours; default all; variant column in
+brackets):
   eager [torch.eager, torch.eager_composed for the FP8 ops]
     forward             F.rms_norm(x, (D,), w, eps=1e-6)
     add_forward         torch.add(h, o, out=h); F.rms_norm(h, ...)
@@ -50,10 +51,22 @@ Peers (--peers: eager, compile, liger, flashinfer, quack; default all; variant c
     add_forward         rmsnorm_fwd(o, w, residual=h, eps=1e-6) -> (y, h + o, None)
     backward            rmsnorm_bwd(x, w, dy, rstd), rstd from rmsnorm_fwd(..., store_rstd=True)
     add_backward        rmsnorm_bwd(x, w, dy, rstd, dresidual_out=dres, has_residual=True)
+  ours [rmsnorm_certified.torch]  this project's kernels through its PyTorch ops
+                        (python/rmsnorm_cert/torch.py; librmsnorm_c.so of a build, the newest
+                        build/*/kernels/ or RMSNORM_C_LIB), the dispatcher's variant, the standard
+                        convention: not a peer, but ours timed in this process, so that
+                        scripts/bench_table.py compares ours with the best peer in one process,
+                        one copy and one bytes model
+    forward             ops.rms_norm_forward(x, w, eps, "standard") -> (y, rstd)
+    add_forward         ops.fused_add_rms_norm(o, h, w, eps, "standard"): h = RN(h + o) in place
+    forward_quant       ops.rms_norm_fp8(x, w, eps, "token", "standard", None) -> (q, scale)
+    backward            ops.rms_norm_backward(dy, x, None, w, rstd, eps, "standard") -> (dx, dg),
+                        rstd from rms_norm_forward once per buffer set
+    add_backward        the same with dresidual
 A peer that cannot run here (its package is not importable, the plugin is not built) and an op a
 peer has no entry for (the FP8 ops beside Liger, FlashInfer and QuACK; the backward ops beside
-FlashInfer; add_backward beside PyTorch) are said once, with the reason, above the table and again
-in the last lines of the progress; they write no CSV rows.
+FlashInfer; add_backward beside PyTorch; the fused add + FP8 beside ours) are said once, with the
+reason, above the table and again in the last lines of the progress; they write no CSV rows.
 
 Bytes model (bytes that must move; rstd, scales and the weight gradient are not counted), the
 formulas of rmsnorm-bench with |x| the activation element size:
@@ -112,11 +125,12 @@ E4M3_MAX = 448.0
 SCALE_MIN = 1.0 / (E4M3_MAX * 512.0)
 
 OPS = ["forward", "add_forward", "forward_quant", "add_forward_quant", "backward", "add_backward"]
-PEERS = ["eager", "compile", "liger", "flashinfer", "quack"]
+PEERS = ["eager", "compile", "liger", "flashinfer", "quack", "ours"]
 # Every variant label this script writes, by peer; scripts/bench_table.py knows a peer's row by
-# these prefixes (torch., liger., flashinfer., quack.).
+# these prefixes (torch., liger., flashinfer., quack.), and ours timed here by rmsnorm_certified.
 LABELS = {"eager": ("torch.eager", "torch.eager_composed"), "compile": ("torch.compile",),
-          "liger": ("liger.rms_norm",), "flashinfer": ("flashinfer.rmsnorm",), "quack": ("quack.rmsnorm",)}
+          "liger": ("liger.rms_norm",), "flashinfer": ("flashinfer.rmsnorm",), "quack": ("quack.rmsnorm",),
+          "ours": ("rmsnorm_certified.torch",)}
 DTYPE_SIZE = {"bf16": 2, "f16": 2, "f32": 4}
 # rmsnorm-bench's default sweep (bench/rmsnorm_bench.cu; python/tests/test_bench_peers.py checks it).
 DEFAULT_ROWS = [1, 16, 64, 512, 4096, 8192, 32768, 65536]
@@ -599,6 +613,65 @@ class FlashInferPeer:
         return launch, f"plugin {os.path.basename(self.path)}, {note}"
 
 
+class OursPeer:
+    """This project's kernels, timed in this process beside the peers (the same copy, the same
+    bytes model): through its PyTorch ops (python/rmsnorm_cert/torch.py, librmsnorm_c.so of a
+    build), the dispatcher's choice at each shape, the standard convention."""
+
+    kind = "ours"
+
+    def __init__(self, importer=importlib.import_module):
+        try:
+            try:
+                rt = importer("rmsnorm_cert.torch")
+            except ImportError:
+                if os.path.join(ROOT, "python") not in sys.path:
+                    sys.path.insert(0, os.path.join(ROOT, "python"))
+                rt = importer("rmsnorm_cert.torch")
+            self.lib = rt.library_path()
+            rt._library()
+        except Exception as e:  # noqa: BLE001 - no build of librmsnorm_c.so, or no torch
+            raise PeerUnavailable(f"rmsnorm_cert.torch cannot run ({short_error(e)})") from None
+        self.about = f"ours {os.path.relpath(self.lib, ROOT) if self.lib.startswith(ROOT) else self.lib}"
+
+    def label(self, op):
+        return LABELS["ours"][0]
+
+    def missing_op(self, op):
+        return "rmsnorm_cert.torch has no fused add + FP8 op" if op == "add_forward_quant" else None
+
+    def declines(self, op, dt, R, D):
+        return None
+
+    def build(self, runner, c):
+        ops, outs, w = runner.torch.ops.rmsnorm_certified, c.outs, c.w
+        note = "rmsnorm_cert.torch, the dispatcher's variant"
+        if c.op == "forward":
+            x = c.activations()
+
+            def launch(k):
+                outs[k] = ops.rms_norm_forward(x[k], w, EPS, "standard")
+        elif c.op == "add_forward":
+            h, o = c.activations(), c.activations()
+
+            def launch(k):
+                outs[k] = ops.fused_add_rms_norm(o[k], h[k], w, EPS, "standard")  # h = RN(h + o) in place
+        elif c.op == "forward_quant":
+            x = c.activations()
+
+            def launch(k):
+                outs[k] = ops.rms_norm_fp8(x[k], w, EPS, "token", "standard", None)
+        else:
+            # x stands for the forward's input (h + o under the fused add): its rstd, once per set.
+            x, dy = c.activations(), c.activations()
+            rstd = [ops.rms_norm_forward(x[k], w, EPS, "standard")[1] for k in range(c.sets)]
+            dres = c.activations() if c.op == "add_backward" else [None] * c.sets
+
+            def launch(k):
+                outs[k] = ops.rms_norm_backward(dy[k], x[k], dres[k], w, rstd[k], EPS, "standard")
+        return launch, note
+
+
 def make_peers(kinds, flashinfer_plugin=None, importer=importlib.import_module, loader=load_plugin_kernel):
     """(available peers in the order of kinds, {kind: why it is not available})."""
     peers, unavailable = [], {}
@@ -612,6 +685,8 @@ def make_peers(kinds, flashinfer_plugin=None, importer=importlib.import_module, 
                 peers.append(QuackPeer(importer))
             elif kind == "flashinfer":
                 peers.append(FlashInferPeer(flashinfer_plugin, loader))
+            elif kind == "ours":
+                peers.append(OursPeer(importer))
         except PeerUnavailable as e:
             unavailable[kind] = str(e)
     return peers, unavailable

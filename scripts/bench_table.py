@@ -17,8 +17,11 @@ run's copy, the best peer (the highest ratio to its own copy), and ours/best pee
         and a copy's time is not proportional to its bytes below a few MB (10 KB and 6 KB copy
         in about the same time), so no factor puts both sides in one unit ('-')
   time  peer time_us / our time_us, as measured
-The score a shape is judged by is 'copy' where it exists, else 'time'; then per op how many shapes
-we are at least as fast as the best peer (score >= 1.0). Where a file has
+Rows labelled rmsnorm_certified.* (bench/peers.py's "ours": our kernels timed in the peers'
+process) are shown beside the peers and are never the best peer. The score a shape is judged by
+is ours/best peer from those rows where they exist (one process, one copy, one bytes model), else
+'copy' where it exists, else 'time'; then per op how many shapes we are at least as fast as the
+best peer (score >= 1.0). Where a file has
 several rows for one shape and side (several variants or runs), the best of them is taken.
 
 --markdown prints the same as the generated part of docs/performance.md; --doc PATH rewrites
@@ -43,7 +46,11 @@ import sys
 from dataclasses import dataclass
 
 # The labels bench/peers.py writes start with one of these; every other row is one of our variants.
-PEER_PREFIXES = ("torch.", "liger.", "flashinfer.", "quack.")
+PEER_PREFIXES = ("torch.", "liger.", "flashinfer.", "quack.", "rmsnorm_certified.")
+# Ours timed by bench/peers.py in the peers' process (its "ours" entry): read with the peers' rows,
+# never the best peer; where present, ours over the best peer is taken from it (one process, one
+# copy, one bytes model).
+HERE = "rmsnorm_certified."
 OP_ORDER = ["forward", "add_forward", "forward_quant", "forward_quant.block", "add_forward_quant", "backward",
             "add_backward"]
 ODD_DIMS = (1025, 5121, 8191)
@@ -199,16 +206,29 @@ class Beside:
     best: dict       # the best peer's row (highest ratio to its own copy)
     by_copy: float   # ours / best peer, each in units of its own run's copy (NaN: different bytes)
     by_time: float   # best peer time_us / ours
+    here: dict = None  # ours timed in the peers' process (HERE), when it was
 
     @property
     def same_bytes(self):
         return self.by_copy == self.by_copy
 
     @property
+    def basis(self):
+        """'process' (ours timed beside the peers), 'copy' or 'time' (see score)."""
+        return "process" if self.here else "copy" if self.same_bytes else "time"
+
+    @property
     def score(self):
-        """What the shape is judged by: the copy-normalized ratio, or the time ratio where the
-        two sides count different bytes (no copy puts them in one unit)."""
+        """What the shape is judged by: ours timed in the peers' process over the best peer; else
+        the copy-normalized ratio of the two processes; else, where the two count different
+        bytes (no copy puts them in one unit), the time ratio."""
+        if self.here:
+            return float(self.here["ratio"]) / float(self.best["ratio"])
         return self.by_copy if self.same_bytes else self.by_time
+
+    @property
+    def mark(self):
+        return {"process": " (p)", "copy": "", "time": " (t)"}[self.basis]
 
 
 def _x(v):
@@ -220,10 +240,15 @@ def compare(ours, peers):
     out = []
     for key in sorted(set(mine) & set(theirs), key=lambda k: (_op_rank(k[0]), k[1], k[2], k[3])):
         a, cand = mine[key], theirs[key]
-        b = max(cand.values(), key=lambda r: float(r["ratio"]))
+        others = [r for label, r in cand.items() if not label.startswith(HERE)]
+        if not others:
+            continue
+        b = max(others, key=lambda r: float(r["ratio"]))
+        here = max((r for label, r in cand.items() if label.startswith(HERE)), key=lambda r: float(r["ratio"]),
+                   default=None)
         ra, rb = float(a["ratio"]), float(b["ratio"])
         by_copy = ra / rb if float(a["bytes"]) == float(b["bytes"]) else math.nan
-        out.append(Beside(key, a, cand, b, by_copy, float(b["time_us"]) / float(a["time_us"])))
+        out.append(Beside(key, a, cand, b, by_copy, float(b["time_us"]) / float(a["time_us"]), here))
     return out
 
 
@@ -254,7 +279,7 @@ def beside_the_peers(ours, peers):
             print(f"{dtype:5s} {R:6d} {D:6d} {float(c.ours['time_us']):9.2f} {cells} {float(c.ours['copy_us']):9.2f} "
                   f"{float(c.best['copy_us']):9.2f}  {c.best['variant']:{best_w}s} {_x(c.by_copy):>7s} {c.by_time:7.2f}  "
                   f"{c.ours['variant']}")
-            per_op.setdefault(op, []).append((c.score, c.by_copy, c.by_time, R, D))
+            per_op.setdefault(op, []).append((c.score, c.basis, c.by_time, R, D))
     print()
     print(f"{'op':18s} {'shapes':>6s} {'>= peer':>14s} {'>= peer (time)':>14s} "
           f"{'min score':>10s} {'median':>7s}  slowest beside the peer (score)")
@@ -268,8 +293,9 @@ def beside_the_peers(ours, peers):
         slowest = ", ".join(f"{R}x{D} {c:.2f}" for c, _b, _t, R, D in sorted(v)[:3])
         print(f"{op:18s} {len(v):6d} {f'{n_copy}/{len(v)}':>14s} {f'{n_time}/{len(v)}':>14s} "
               f"{min(x[0] for x in v):10.2f} {statistics.median(x[0] for x in v):7.2f}  {slowest}")
-    print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by score (copy-normalized where both "
-          f"sides count the same bytes, else time), {total[2]}/{total[0]} by time_us")
+    print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by score (ours timed in the peers' process "
+          f"where it was, else copy-normalized where both sides count the same bytes, else time), "
+          f"{total[2]}/{total[0]} by time_us")
 
 
 # --- the generated part of docs/performance.md ------------------------------------------------------
@@ -404,7 +430,7 @@ def markdown(ours, peers, about, whys):
         for c in shared:
             if c.score < 1.0:
                 misses.append(("peer", PEER_TARGET.split(" (")[0], c.key[0], c.key[2], c.key[3],
-                               f"{c.score:.3f}x{'' if c.same_bytes else ' (time)'} {c.best['variant']} ({c.key[1]})",
+                               f"{c.score:.3f}x{c.mark} {c.best['variant']} ({c.key[1]})",
                                c.ours["variant"]))
     w("")
     # Ours against the copy over the region.
@@ -435,10 +461,12 @@ def markdown(ours, peers, about, whys):
         w("### Beside the peers")
         w("")
         w("Each cell: that side's copy-normalized speed (its own run's copy time / its time). The last column is ours "
-          "over the best peer: the ratio of those speeds where both sides count the same bytes; where they do not (the "
-          "backward: ours counts its dg partials) the peer's time over ours, marked (t), since copies of different "
-          "sizes below a few MB take about the same time and no copy puts both in one unit (✗ below 1.00). A peer "
-          "with no entry for an op has no column there.")
+          "over the best peer: where ours was timed in the peers' process too (the `rmsnorm_certified.torch` column, "
+          "never a peer), the ratio of that speed to the best peer's, marked (p); else the ratio of our run's speed "
+          "to the best peer's where both sides count the same bytes; where they do not (the backward: ours counts its "
+          "dg partials) the peer's time over ours, marked (t), since copies of different sizes below a few MB take "
+          "about the same time and no copy puts both in one unit (✗ below 1.00). A peer with no entry for an op has "
+          "no column there.")
         w("")
         w(peer_coverage(ours, shared))
         for op in sorted({c.key[0] for c in shared}, key=_op_rank):
@@ -453,7 +481,7 @@ def markdown(ours, peers, about, whys):
                 _op, dtype, R, D = c.key
                 cells = [f"{float(c.peers[lb]['ratio']):.3f}" if lb in c.peers else "-" for lb in labels]
                 w(f"| {dtype} | {_shape(R, D)} | {float(c.ours['ratio']):.3f} | " + " | ".join(cells)
-                  + f" | {c.best['variant']} | {c.score:.3f}{'' if c.same_bytes else ' (t)'}{' ✗' if c.score < 1.0 else ''} |")
+                  + f" | {c.best['variant']} | {c.score:.3f}{c.mark}{' ✗' if c.score < 1.0 else ''} |")
         w("")
     w("### Misses")
     w("")

@@ -112,6 +112,28 @@ def importer_of(modules):
     return imp
 
 
+# --- ours in the peers' process (rmsnorm_cert.torch) ----------------------------------------------
+check("rmsnorm_cert" in unavailable.get("ours", ""), f"ours without rmsnorm_cert.torch is said ({unavailable.get('ours')})")
+check(peers.parse_peers("ours,rmsnorm_certified.torch") == ["ours"], "--peers takes ours by kind and label")
+
+
+def fail_library():
+    raise FileNotFoundError("librmsnorm_c.so not found: build the target rmsnorm_c, or name it in RMSNORM_C_LIB")
+
+
+lib_path = os.path.join(peers.ROOT, "build", "gpu", "kernels", "librmsnorm_c.so")
+ours_rt = types.SimpleNamespace(library_path=lambda: lib_path, _library=lambda: None)
+ou = peers.OursPeer(importer_of({"rmsnorm_cert.torch": ours_rt}))
+check(ou.label("backward") == "rmsnorm_certified.torch" and "build/gpu/kernels" in ou.about,
+      f"ours' rows are rmsnorm_certified.torch, the library named ({ou.about})")
+check([op for op in peers.OPS if not ou.missing_op(op)] == ["forward", "add_forward", "forward_quant", "backward", "add_backward"],
+      "ours times every op but the fused add + FP8 (no such op in rmsnorm_cert.torch)")
+e = raises(lambda: peers.OursPeer(importer_of({"rmsnorm_cert.torch": types.SimpleNamespace(
+    library_path=lambda: lib_path, _library=fail_library)})), peers.PeerUnavailable)
+check(e is not None and "librmsnorm_c.so" in str(e), f"ours without a built library is said ({e})")
+
+
+
 liger_mods = {"liger_kernel.ops.rms_norm": types.SimpleNamespace(LigerRMSNormFunction=object()),
               "liger_kernel.ops.fused_add_rms_norm": types.SimpleNamespace(LigerFusedAddRMSNormFunction=object())}
 lg = peers.LigerPeer(importer_of(liger_mods))
@@ -342,6 +364,16 @@ with tempfile.TemporaryDirectory() as tmp:
           f"different bytes: judged by the time ratio ({bwd and bwd.score})")
     check(fwd is not None and fwd.same_bytes and abs(fwd.score - 1.2) < 1e-9,
           f"the same bytes: judged in copy units ({fwd and fwd.score})")
+    # Ours timed in the peers' process as well: that row decides, and it is never the best peer.
+    with open(p, "a") as f:
+        f.write(row("backward", 16, 4096, 0.64, "rmsnorm_certified.torch", 1, 393216, 2.5) + "\n")
+        f.write(row("forward", 16, 4096, 0.45, "rmsnorm_certified.torch", 1, 262144, 2.4) + "\n")
+    by = {c.key[0]: c for c in table.compare(*table.read_rows([b, p]))}
+    bwd, fwd = by.get("backward"), by.get("forward")
+    check(bwd is not None and bwd.basis == "process" and bwd.best["variant"] == "torch.compile"
+          and abs(bwd.score - 0.64 / 0.533) < 1e-9, f"ours in the peers' process decides, never the best peer ({bwd and bwd.score})")
+    check(fwd is not None and fwd.basis == "process" and abs(fwd.score - 0.9) < 1e-9,
+          f"... also where our own run measured faster ({fwd and fwd.score})")
 fwd_median = next(t for t in table.TARGETS if t.name.startswith("forward, median"))
 with tempfile.TemporaryDirectory() as tmp:
     b, p = csv_pair(tmp, MD_OURS, MD_PEERS)

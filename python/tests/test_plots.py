@@ -30,6 +30,8 @@ PEERS = [
     "H200,forward,bf16,4096,4096,torch.compile,0,33,3300,30,3500,0.91,0,0,0,",
     "H200,forward,bf16,4096,4096,torch.eager,0,70,1500,30,3500,0.43,0,0,0,",
     "H200,backward,bf16,16,4096,torch.compile,393216,3,130,1.6,245,0.533,1,0.8,4,",
+    # ours timed in the peers' process: its own side, never a peer; it decides ours / best peer
+    "H200,forward,bf16,4096,1024,rmsnorm_certified.torch,0,11,3000,11,3300,0.90,0,0,0,",
 ]
 failures = []
 
@@ -56,13 +58,16 @@ with tempfile.TemporaryDirectory() as tmp:
     check(set(lines) == {"bw_forward_bf16_R4096.png", "bw_forward_bf16_R8192.png", "bw_backward_bf16_R16.png"},
           f"one bandwidth plot per op and R ({sorted(lines)})")
     r4096 = lines.get("bw_forward_bf16_R4096.png", {})
-    check(set(r4096) == {"ours", "torch.compile", "torch.eager", "copy"}, f"ours, each peer and the copy ({sorted(r4096)})")
+    check(set(r4096) == {"ours", "torch.compile", "torch.eager", "rmsnorm_certified.torch", "copy"},
+          f"ours, each peer, ours in the peers' process and the copy ({sorted(r4096)})")
     check(r4096.get("ours", {}).get("1024") == 3100, "ours at a shape is our best variant there")
     check(r4096.get("copy", {}).get("4096") == 3600, "the copy's bandwidth is the same run's")
     heat = s["heat"]
     check(abs(heat.get("heat_forward_bf16_copy.png", {}).get("4096x1024", 0) - 0.94) < 1e-9, "heat map of ours / copy")
     check(abs(heat.get("heat_forward_bf16_peer.png", {}).get("4096x4096", 0) - 0.97 / 0.91) < 1e-9,
           "heat map of ours / best peer")
+    check(abs(heat.get("heat_forward_bf16_peer.png", {}).get("4096x1024", 0) - 0.90 / 0.85) < 1e-9,
+          "ours / best peer from ours timed in the peers' process, where it was")
     check(abs(heat.get("heat_backward_bf16_peer.png", {}).get("16x4096", 0) - 3 / 4) < 1e-9,
           "ours / best peer where the bytes models differ: the time ratio")
     check("8192x1024" not in heat.get("heat_forward_bf16_copy.png", {}), "skipped rows are not drawn")
