@@ -9,6 +9,7 @@ import ctypes
 import importlib.util
 import inspect
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -131,6 +132,34 @@ check([op for op in peers.OPS if not ou.missing_op(op)] == ["forward", "add_forw
 e = raises(lambda: peers.OursPeer(importer_of({"rmsnorm_cert.torch": types.SimpleNamespace(
     library_path=lambda: lib_path, _library=fail_library)})), peers.PeerUnavailable)
 check(e is not None and "librmsnorm_c.so" in str(e), f"ours without a built library is said ({e})")
+
+# Each op's launch calls an op rmsnorm_cert.torch registers, with that op's number of arguments
+# (read from its source: the ops cannot be loaded without PyTorch).
+with open(os.path.join(ROOT, "python", "rmsnorm_cert", "torch.py")) as f:
+    torch_src = f.read()
+arity = {m.group(1): len([a for a in re.split(r",(?![^\[]*\])", m.group(2)) if a.strip()])
+         for m in re.finditer(r'custom_op\("rmsnorm_certified::(\w+)".*?\)\s*\ndef \w+\((.*?)\)\s*->', torch_src, re.S)}
+calls = []
+
+
+class _Ops:
+    def __getattr__(self, name):
+        def op(*args):
+            calls.append((name, len(args)))
+            return ("out", "rstd")
+        return op
+
+
+fake_runner = types.SimpleNamespace(torch=types.SimpleNamespace(ops=types.SimpleNamespace(rmsnorm_certified=_Ops())))
+for op in ("forward", "add_forward", "forward_quant", "backward", "add_backward"):
+    case = types.SimpleNamespace(op=op, sets=2, outs=[None, None], w="w", R=4, D=8,
+                                 activations=lambda: ["t0", "t1"])
+    calls.clear()
+    launch, _note = ou.build(fake_runner, case)
+    calls.clear()
+    launch(1)
+    check(len(calls) == 1 and calls[0][0] in arity and calls[0][1] == arity[calls[0][0]] and case.outs[1] is not None,
+          f"ours' {op} calls a registered op with its arguments ({calls}, {sorted(arity.items())})")
 
 
 
