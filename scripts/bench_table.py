@@ -14,8 +14,8 @@ run's copy, the best peer (the highest ratio to its own copy), and ours/best pee
         ratio); the processes differ, so this cancels a difference in the state of the GPU
         between the runs. Only where both sides count the same bytes: where the bytes models
         differ (ours counts the backward's dg partials) the two copies are of different sizes,
-        and a copy's time is not proportional to its bytes below a few MB (10 KB and 6 KB copy
-        in about the same time), so no factor puts both sides in one unit ('-')
+        and a copy's time is not proportional to its bytes below a few MB (its fixed cost
+        dominates), so no factor puts both sides in one unit ('-')
   time  peer time_us / our time_us, as measured
 Rows labelled rmsnorm_certified.* (bench/peers.py's "ours": our kernels timed in the peers'
 process) are shown beside the peers and are never the best peer. The score a shape is judged by

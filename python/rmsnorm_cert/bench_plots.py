@@ -3,11 +3,12 @@
     python -m rmsnorm_cert plots bench.csv [peers.csv ...] --out DIR
 
 For every op, dtype and row count R it draws bandwidth against D: ours (the best of our variants
-at each shape), each peer, and the device-to-device copy of the same bytes measured in the same
-run. For every op and dtype it draws a heat map over (R, D) of our ratio to the copy, and, where
-peers ran, one of ours over the best peer as scripts/bench_table.py scores it (their times in units
-of their own runs' copies where both count the same bytes, else the peer's time over ours). DIR/plots.html shows them all; DIR/series.json holds the
-numbers every plot shows.
+at each shape), each peer, ours timed in the peers' process where it was, and the device-to-device
+copy of the same bytes measured in the same run. For every op and dtype it draws a heat map over
+(R, D) of our ratio to the copy, and, where peers ran, one of ours over the best peer as
+scripts/bench_table.py scores it: ours timed in the peers' process where it was, else our run;
+in units of each run's copy where both count the same bytes, else the peer's time over ours.
+DIR/plots.html shows them all; DIR/series.json holds the numbers every plot shows.
 """
 import csv
 import html
