@@ -315,9 +315,14 @@ if [ -f "$OUT/bench.csv" ] && python3 -c "import matplotlib" 2> /dev/null; then
   PYTHONPATH=python python3 -m rmsnorm_cert plots "$OUT/bench.csv" $( [ -f "$OUT/peers.csv" ] && echo "$OUT/peers.csv") --out "$OUT/plots"
 fi
 # The figures a why row quotes, from an ncu log: one line, the fields of each profiled launch.
+# With the scheduler's figures and the leading stall (WarpStateStats' rule text, whose lines ncu
+# wraps): where a kernel is bound on the chip rather than by DRAM, they say which way.
 ncu_summary() {
-  grep -E '^ +(Duration|DRAM Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Size|Grid Size|Compute \(SM\) Throughput)' "$1" |
-    awk '{$1=$1};1' | tr '\n' ';'
+  {
+    grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Size|Grid Size|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction)' "$1" |
+      awk '{$1=$1};1'
+    tr -s ' \n' '  ' < "$1" | grep -oE 'spends [0-9.]+ cycles being stalled [^.]*\. This represents about [0-9.]+%' | sed 's/^/stall: /'
+  } | tr '\n' ';'
 }
 if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   step profile
