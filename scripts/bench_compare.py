@@ -13,7 +13,16 @@ With --summary, one line per (op, dtype): over its shapes, the min / median / ma
 after over the score before (each pair's own, with --pair), and how many shapes ran faster in
 every pair: a by-name A/B of one variant in a few lines.
 
-Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP] [--summary]"""
+With --cards, the two CSVs are runs of the same kernels on two GPUs (A = the first, B = the
+second): per (op, dtype, variant), over the shapes where both runs dispatched that variant (not the
+graph-replay rows, and only where the copy's own time moved by at least --min-copy-gain, default
+1.2x), the kernel's time on A over its time on B beside the copy's, and the share of the copy's
+change the kernel follows, (t - 1) / (c - 1). A kernel that follows the copy (share near 1) is bound
+by DRAM; one whose time stays put while the copy's moves (share near 0) is bound by what the two
+cards share: with the same SMs and L2 (an H100 and an H200), on the chip.
+
+Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP] [--summary]
+       scripts/bench_compare.py --cards A.csv B.csv [--op OP] [--min-copy-gain X]"""
 import argparse
 import csv
 import sys
@@ -107,6 +116,41 @@ def summary(a):
     return 0
 
 
+def cards(a):
+    """Per (op, dtype, variant): the kernel's time on card A over card B beside the copy's."""
+    runs = [load(a.before), load(a.after)]
+    devices = [sorted({r.get("device", "?") for rows in run.values() for r in rows}) for run in runs]
+    print(f"A: {', '.join(devices[0])}\nB: {', '.join(devices[1])}")
+    if devices[0] == devices[1]:
+        print("(both CSVs come from one kind of card: --cards compares two)")
+    groups = {}
+    for key in sorted(set(runs[0]) & set(runs[1])):
+        if a.op and key[0] != a.op:
+            continue
+        ra, rb = runs[0][key], runs[1][key]
+        if len(ra) != 1 or len(rb) != 1 or ra[0]["variant"] != rb[0]["variant"] or "1" in (ra[0].get("graph"), rb[0].get("graph")):
+            continue  # several variants named, a different dispatch, or a graph-replay row
+        try:
+            t = float(ra[0]["time_us"]) / float(rb[0]["time_us"])
+            c = float(ra[0]["copy_us"]) / float(rb[0]["copy_us"])
+        except (KeyError, ValueError, ZeroDivisionError):
+            continue
+        if max(c, 1 / c) < a.min_copy_gain:
+            continue
+        groups.setdefault((key[0], key[1], ra[0]["variant"]), []).append((t, c, (t - 1) / (c - 1)))
+    print(f"{'op':20s} {'dtype':5s} {'variant':28s} shapes  kernel A/B   copy A/B     share  bound")
+    for (op, dt, variant), v in sorted(groups.items()):
+        ts, cs, shares = sorted(x[0] for x in v), sorted(x[1] for x in v), sorted(x[2] for x in v)
+        share = shares[len(shares) // 2]
+        bound = "on the chip" if share <= 0.3 else "DRAM" if share >= 0.7 else "both"
+        print(f"{op:20s} {dt:5s} {variant:28s} {len(v):6d}  {ts[0]:.2f}-{ts[-1]:.2f}    {cs[0]:.2f}-{cs[-1]:.2f}    "
+              f"{share:5.2f}  {bound}")
+    if not groups:
+        print(f"no shape ran one variant in both runs with the copy {a.min_copy_gain}x apart")
+        return 1
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("before")
@@ -115,7 +159,11 @@ def main():
     ap.add_argument("--op", default=None)
     ap.add_argument("--pair", nargs=2, metavar=("BEFORE2", "AFTER2"), default=None)
     ap.add_argument("--summary", action="store_true")
+    ap.add_argument("--cards", action="store_true")
+    ap.add_argument("--min-copy-gain", type=float, default=1.2)
     a = ap.parse_args()
+    if a.cards:
+        return cards(a)
     if a.summary:
         return summary(a)
     if a.pair:
