@@ -60,13 +60,15 @@ brackets):
     forward             ops.rms_norm_forward(x, w, eps, "standard") -> (y, rstd)
     add_forward         ops.fused_add_rms_norm(o, h, w, eps, "standard"): h = RN(h + o) in place
     forward_quant       ops.rms_norm_fp8(x, w, eps, "token", "standard", None) -> (q, scale)
+    add_forward_quant   ops.fused_add_rms_norm_fp8(o, h, w, eps, "token", "standard", None): h = RN(h + o)
+                        in place -> (q, scale)
     backward            ops.rms_norm_backward(dy, x, None, w, rstd, eps, "standard") -> (dx, dg),
                         rstd from rms_norm_forward once per buffer set
     add_backward        the same with dresidual
 A peer that cannot run here (its package is not importable, the plugin is not built) and an op a
 peer has no entry for (the FP8 ops beside Liger, FlashInfer and QuACK; the backward ops beside
-FlashInfer; add_backward beside PyTorch; the fused add + FP8 beside ours) are said once, with the
-reason, above the table and again in the last lines of the progress; they write no CSV rows.
+FlashInfer; add_backward beside PyTorch) are said once, with the reason, above the table and
+again in the last lines of the progress; they write no CSV rows.
 
 Bytes model (bytes that must move; rstd, scales and the weight gradient are not counted), the
 formulas of rmsnorm-bench with |x| the activation element size:
@@ -638,7 +640,7 @@ class OursPeer:
         return LABELS["ours"][0]
 
     def missing_op(self, op):
-        return "rmsnorm_cert.torch has no fused add + FP8 op" if op == "add_forward_quant" else None
+        return None
 
     def declines(self, op, dt, R, D):
         return None
@@ -661,6 +663,11 @@ class OursPeer:
 
             def launch(k):
                 outs[k] = ops.rms_norm_fp8(x[k], w, EPS, "token", "standard", None)
+        elif c.op == "add_forward_quant":
+            h, o = c.activations(), c.activations()
+
+            def launch(k):
+                outs[k] = ops.fused_add_rms_norm_fp8(o[k], h[k], w, EPS, "token", "standard", None)  # h in place
         else:
             # x stands for the forward's input (h + o under the fused add): its rstd, once per set.
             x, dy = c.activations(), c.activations()

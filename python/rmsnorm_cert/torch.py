@@ -6,6 +6,7 @@ compiler, no PyTorch headers).
     y, h = rt.add_rms_norm(x, residual, weight, eps)    # h = RN(residual + x), with autograd
     y = rt.fused_add_rms_norm(x, residual, weight, eps) # the same, residual updated in place (no autograd)
     q, scale = rt.rms_norm_fp8(x, weight, eps, "token") # "token", "block" or "static" (with scale=)
+    q, scale = rt.fused_add_rms_norm_fp8(x, residual, weight, eps, "token")  # residual in place, then FP8
 
 CUDA tensors run the CUDA variants the dispatcher picks, on the current stream; CPU tensors the
 host reference. Rows are the last dimension: a 2-D tensor with unit column stride keeps its row
@@ -260,31 +261,63 @@ def _(x, residual, weight, eps, convention):
     return torch.empty_like(x, memory_format=torch.contiguous_format)
 
 
-@torch.library.custom_op("rmsnorm_certified::rms_norm_fp8", mutates_args=())
-def _rms_norm_fp8(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float, mode: str, convention: str,
-                  scale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+def _fp8_scales(mode, scale, R, D, device):
+    """The scale buffer of an FP8 op: the given one (static), else one per row (token) or per block
+    of 128 of each row (block), which the kernel fills."""
     if mode not in QUANT_MODES:
         raise ValueError(f"rmsnorm_certified: mode is one of {', '.join(QUANT_MODES)}, not {mode!r}")
-    x2 = _rows(x, "x")
-    w = _weight(weight, x, convention)
-    R, D = x2.shape
-    q = torch.empty((R, D), dtype=torch.float8_e4m3fn, device=x.device)
     if mode == "static":
         if scale is None or scale.numel() != 1:
             raise ValueError("rmsnorm_certified: the static mode needs scale, one fp32 value")
-        s = scale.to(torch.float32).reshape(1).contiguous()
-    else:
-        s = torch.empty((R,) if mode == "token" else (R, (D + 127) // 128), dtype=torch.float32, device=x.device)
+        return scale.to(torch.float32).reshape(1).clone()  # an op's output never aliases its input
+    return torch.empty((R,) if mode == "token" else (R, (D + 127) // 128), dtype=torch.float32, device=device)
+
+
+def _fp8_fake(x, mode):
+    R, D = x.numel() // x.shape[-1], x.shape[-1]
+    shape = (1,) if mode == "static" else (R,) if mode == "token" else (R, (D + 127) // 128)
+    return (torch.empty_like(x, dtype=torch.float8_e4m3fn, memory_format=torch.contiguous_format),
+            x.new_empty(shape, dtype=torch.float32))
+
+
+@torch.library.custom_op("rmsnorm_certified::rms_norm_fp8", mutates_args=())
+def _rms_norm_fp8(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float, mode: str, convention: str,
+                  scale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    x2 = _rows(x, "x")
+    w = _weight(weight, x, convention)
+    R, D = x2.shape
+    s = _fp8_scales(mode, scale, R, D, x.device)
+    q = torch.empty((R, D), dtype=torch.float8_e4m3fn, device=x.device)
     _forward(x2, None, q, w, eps, convention, quant=QUANT_MODES[mode], scale=s)
     return q.view(x.shape), s
 
 
 @_rms_norm_fp8.register_fake
 def _(x, weight, eps, mode, convention, scale):
-    R, D = x.numel() // x.shape[-1], x.shape[-1]
-    shape = (1,) if mode == "static" else (R,) if mode == "token" else (R, (D + 127) // 128)
-    return (torch.empty_like(x, dtype=torch.float8_e4m3fn, memory_format=torch.contiguous_format),
-            x.new_empty(shape, dtype=torch.float32))
+    return _fp8_fake(x, mode)
+
+
+@torch.library.custom_op("rmsnorm_certified::fused_add_rms_norm_fp8", mutates_args=("residual",))
+def _fused_add_rms_norm_fp8(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float,
+                            mode: str, convention: str,
+                            scale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+    if residual.shape != x.shape or residual.dtype != x.dtype:
+        raise ValueError("rmsnorm_certified: residual must have x's shape and dtype")
+    h = _rows(residual, "residual")  # residual's own memory unless its layout needed a copy
+    o2 = _rows(x, "x")
+    w = _weight(weight, x, convention)
+    R, D = h.shape
+    s = _fp8_scales(mode, scale, R, D, x.device)
+    q = torch.empty((R, D), dtype=torch.float8_e4m3fn, device=x.device)
+    _forward(h, o2, q, w, eps, convention, quant=QUANT_MODES[mode], scale=s)
+    if h.data_ptr() != residual.data_ptr():
+        residual.copy_(h.view(residual.shape))
+    return q.view(x.shape), s
+
+
+@_fused_add_rms_norm_fp8.register_fake
+def _(x, residual, weight, eps, mode, convention, scale):
+    return _fp8_fake(x, mode)
 
 
 # --- the functions users call ------------------------------------------------------------------
@@ -313,6 +346,13 @@ def rms_norm_fp8(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float = 1
     return torch.ops.rmsnorm_certified.rms_norm_fp8(x, weight, float(eps), mode, convention, scale)
 
 
+def fused_add_rms_norm_fp8(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float = 1e-6,
+                           mode: str = "token", convention: str = "standard",
+                           scale: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """residual ← RN(residual + x) in place; returns rms_norm_fp8(residual): (q, scale). No autograd."""
+    return torch.ops.rmsnorm_certified.fused_add_rms_norm_fp8(x, residual, weight, float(eps), mode, convention, scale)
+
+
 class RMSNorm(torch.nn.Module):
     """A drop-in RMSNorm layer over the last dimension, backed by rms_norm."""
 
@@ -337,4 +377,5 @@ def certificate(directory: Optional[str] = None) -> Optional[dict]:
     return None
 
 
-__all__: List[str] = ["rms_norm", "add_rms_norm", "fused_add_rms_norm", "rms_norm_fp8", "RMSNorm", "certificate"]
+__all__: List[str] = ["rms_norm", "add_rms_norm", "fused_add_rms_norm", "rms_norm_fp8", "fused_add_rms_norm_fp8", "RMSNorm",
+                      "certificate"]

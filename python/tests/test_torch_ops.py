@@ -130,6 +130,20 @@ err = ((q.float() * s[:, None] - yq).abs() / ((2.0 ** -4 + 2.0 ** -8) * yq.abs()
 check(err <= 1.0, f"dequantized FP8 within half an e4m3 ulp of y (max err/bound {err:.3g})")
 qb, sb = rt.rms_norm_fp8(x, w, eps, "block")
 check(sb.shape == (64, 32), "rms_norm_fp8 per block: [R, D/128] scales")
+# A static scale of the largest per-token scale: the rows that set it quantize as per token.
+given = s.max().reshape(1).clone()
+qs, ss = rt.rms_norm_fp8(x, w, eps, "static", scale=given)
+top = int(s.argmax())
+check(same(ss, given) and ss.data_ptr() != given.data_ptr() and same(qs[top], q[top]),
+      "rms_norm_fp8 static: the given scale returned as a tensor of its own, the max row as per token")
+# The fused add + FP8: the residual updated in place as by fused_add_rms_norm, q and scales those of
+# rms_norm_fp8 over it, in every mode.
+for mode, sc in (("token", None), ("block", None), ("static", given)):
+    res3 = res.clone()
+    qa, sa = rt.fused_add_rms_norm_fp8(x, res3, w, eps, mode, scale=sc)
+    qr, sr = rt.rms_norm_fp8(h_f, w, eps, mode, scale=sc)
+    check(same(res3, h_f) and same(qa, qr) and same(sa, sr),
+          f"fused_add_rms_norm_fp8 {mode} == fused add, then rms_norm_fp8")
 
 # 6. torch.compile of a model using the ops (no graph break), equal to eager.
 model = torch.nn.Sequential(torch.nn.Linear(1024, 1024), rt.RMSNorm(1024), torch.nn.Linear(1024, 256)).to(dev)
