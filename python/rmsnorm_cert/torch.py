@@ -269,7 +269,8 @@ def _fp8_scales(mode, scale, R, D, device):
     if mode == "static":
         if scale is None or scale.numel() != 1:
             raise ValueError("rmsnorm_certified: the static mode needs scale, one fp32 value")
-        return scale.to(torch.float32).reshape(1).clone()  # an op's output never aliases its input
+        # On x's device, and never the input itself: an op's output may not alias an input.
+        return scale.to(device=device, dtype=torch.float32).reshape(1).clone()
     return torch.empty((R,) if mode == "token" else (R, (D + 127) // 128), dtype=torch.float32, device=device)
 
 
