@@ -319,7 +319,7 @@ fi
 # wraps): where a kernel is bound on the chip rather than by DRAM, they say which way.
 ncu_summary() {
   {
-    grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Size|Grid Size|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction)' "$1" |
+    grep -E '^ +(Duration|DRAM Throughput|L2 Cache Throughput|Compute \(SM\) Throughput|Achieved Occupancy|Theoretical Occupancy|Registers Per Thread|Block Size|Grid Size|Issued Warp Per Scheduler|No Eligible|Warp Cycles Per Issued Instruction|Issue Slots Busy|Executed Instructions)' "$1" |
       awk '{$1=$1};1'
     tr -s ' \n' '  ' < "$1" | grep -oE 'spends [0-9.]+ cycles being stalled [^.]*\. This represents about [0-9.]+%' | sed 's/^/stall: /'
   } | tr '\n' ';'
