@@ -451,7 +451,8 @@ enum class RowsForm { plain, staged, early_weights, ahead, lean_y };
 
 // Every compile-time choice of a register-row kernel: the storage types, the two fusions, the
 // lanes per row (0: the block), the chunks per thread, the mutant switch and the form.
-template <typename T_, typename G_, bool kQuant_, bool kAdd_, int LANES_, int ITERS_, Mutant M_, RowsForm kForm>
+template <typename T_, typename G_, bool kQuant_, bool kAdd_, int LANES_, int ITERS_, Mutant M_, RowsForm kForm,
+          bool kExact_ = false>
 struct RegsRow {
   using T = T_;
   using G = G_;
@@ -465,6 +466,9 @@ struct RegsRow {
   static constexpr bool kEarlyW = kForm == RowsForm::early_weights;
   static constexpr bool kAhead = kForm == RowsForm::ahead;
   static constexpr bool kLeanY = kForm == RowsForm::lean_y;
+  // kExact: D = lanes · ITERS · 8 (the launch checks it): every chunk of every thread is a whole
+  // chunk of the row, so no chunk index is compared with the row's end.
+  static constexpr bool kExact = kExact_;
   static constexpr bool kBarrier = M != Mutant::M18_missing_barrier;
   static constexpr int kTensors = kAdd ? 2 : 1;                  // staged: x (and o)
   // Chunk indices (a row held in registers has D <= 16384): 32-bit where that saves registers (the
@@ -476,6 +480,8 @@ struct RegsRow {
   static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
+  static_assert(!kExact || ((kBlock || LANES == kWarp) && kForm == RowsForm::plain && M == Mutant::none),
+                "exact rows: the product's block form or a warp a row");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
 };
 
@@ -485,6 +491,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
   using G = typename R::G;
   constexpr bool kQuant = R::kQuant, kAdd = R::kAdd, kBlock = R::kBlock, kBarrier = R::kBarrier;
   constexpr bool kStaged = R::kStaged, kEarlyW = R::kEarlyW, kAhead = R::kAhead, kLeanY = R::kLeanY;
+  constexpr bool kExact = R::kExact;
   constexpr int LANES = R::LANES, ITERS = R::ITERS, kTensors = R::kTensors;
   constexpr Mutant M = R::M;
   __shared__ float sum_partials[kWarp];
@@ -499,8 +506,10 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
   using Index = typename R::Index;
   const std::int64_t D = p.dim;
   const Index full = static_cast<Index>(D / kChunk);
-  const int n_tail = static_cast<int>(D % kChunk);
+  const int n_tail = kExact ? 0 : static_cast<int>(D % kChunk);
   const Index nchunks = full + (n_tail > 0 ? 1 : 0);
+  // kExact: chunk c is always in the row (kExact || c < nchunks), and the chunk helpers are told
+  // that the row's whole chunks end past c (kExact ? c + 1 : full), so their tail paths fold away.
 
   // kStaged: slot of tensor q, chunk i of this thread in stage s; one commit group per row
   // (empty past the block's last row, so the group count stays uniform).
@@ -515,7 +524,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        if (c < nchunks) {
+        if (kExact || c < nchunks) {
           stage_chunk(stage_slot(s, 0, i), xr, c, D);
           if constexpr (kAdd) stage_chunk(stage_slot(s, 1, i), orow, c, D);
         }
@@ -560,7 +569,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        h[i] = active ? load_row_chunk<T, M, true>(xr, c, full, n_tail) : zero_chunk<T>();
+        h[i] = active ? load_row_chunk<T, M, true>(xr, c, kExact ? c + 1 : full, n_tail) : zero_chunk<T>();
       }
     }
     if constexpr (kAhead) {
@@ -578,7 +587,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        wc[i] = active ? weight_chunk<G>(p, c, full, n_tail) : zero_chunk<G>();
+        wc[i] = active ? weight_chunk<G>(p, c, kExact ? c + 1 : full, n_tail) : zero_chunk<G>();
       }
     }
     if constexpr (kAdd) {
@@ -587,7 +596,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
           const Index c = static_cast<Index>(i) * lanes + t;
-          ov[i] = active ? load_row_chunk<T, M, true>(orow, c, full, n_tail) : zero_chunk<T>();
+          ov[i] = active ? load_row_chunk<T, M, true>(orow, c, kExact ? c + 1 : full, n_tail) : zero_chunk<T>();
         }
       }
       // 2. Fused add: h = RN_x(x + o), written back to the residual stream. (M17 keeps x and o
@@ -597,7 +606,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
         const Chunk<T> rounded = add_rounded(h[i], ov[i]);
-        if (active) store_row_chunk<T, true>(xw, c, full, n_tail, rounded);
+        if (active) store_row_chunk<T, true>(xw, c, kExact ? c + 1 : full, n_tail, rounded);
         if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
       }
     }
@@ -633,8 +642,8 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
         float w[kChunk], hw[kChunk];
-        if (active && c < nchunks) {
-          load_weights<G, M>(p, row, c, full, n_tail, w);
+        if (active && (kExact || c < nchunks)) {
+          load_weights<G, M>(p, row, c, kExact ? c + 1 : full, n_tail, w);
         } else {
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) w[j] = 0.0f;
@@ -645,7 +654,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
           ss.add(v);
           hw[j] = __fmul_rn(v, w[j]);
         }
-        if (active) hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
+        if (active) hw_bits = max(hw_bits, chunk_amax_bits(hw, c, kExact ? c + 1 : full, n_tail));
       }
     } else {
 #pragma unroll
@@ -679,7 +688,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
       if constexpr (kEarlyW) {
         weights_of(wc[i], p.convention, w);
       } else {
-        load_weights<G, M>(p, row, c, full, n_tail, w);
+        load_weights<G, M>(p, row, c, kExact ? c + 1 : full, n_tail, w);
       }
 #pragma unroll
       for (int j = 0; j < kChunk; ++j) y[j] = y_of<T, M>(hval(i, j), r, w[j], p.convention);
@@ -689,10 +698,10 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        if (!active || c >= nchunks) continue;
+        if (!active || (!kExact && c >= nchunks)) continue;
         float y[kChunk];
         y_chunk(i, c, y);
-        store_row_chunk<T, true>(yr, c, full, n_tail, pack<T>(y));
+        store_row_chunk<T, true>(yr, c, kExact ? c + 1 : full, n_tail, pack<T>(y));
       }
     } else if constexpr (kLeanY) {
       // FP8, y not held (kLeanY above): formed in the quantizing pass (and in fused_amax's fallback).
@@ -709,10 +718,10 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
           for (int i = 0; i < ITERS; ++i) {
             const Index c = static_cast<Index>(i) * lanes + t;
-            if (active && c < nchunks) {
+            if (active && (kExact || c < nchunks)) {
               float y[kChunk];
               y_chunk(i, c, y);
-              bits = max(bits, chunk_amax_bits(y, c, full, n_tail));
+              bits = max(bits, chunk_amax_bits(y, c, kExact ? c + 1 : full, n_tail));
             }
           }
           return bits;
@@ -725,7 +734,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        const bool mine = active && c < nchunks;
+        const bool mine = active && (kExact || c < nchunks);
         float y[kChunk];
         if (mine) {
           y_chunk(i, c, y);
@@ -743,7 +752,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        if (active && c < nchunks) {
+        if (active && (kExact || c < nchunks)) {
           y_chunk(i, c, y[i]);
         } else {
 #pragma unroll
@@ -758,7 +767,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
           const Index c = static_cast<Index>(i) * lanes + t;
-          if (active) bits = max(bits, chunk_amax_bits(y[i], c, full, n_tail));
+          if (active) bits = max(bits, chunk_amax_bits(y[i], c, kExact ? c + 1 : full, n_tail));
         }
         float amax = __uint_as_float(bits);
         if constexpr (kBlock) {
@@ -773,7 +782,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
       for (int i = 0; i < ITERS; ++i) {
         const Index c = static_cast<Index>(i) * lanes + t;
-        const bool mine = active && c < nchunks;
+        const bool mine = active && (kExact || c < nchunks);
         // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
         // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
         constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
@@ -794,6 +803,15 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
   begin_dependent_grid();
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, M,
                         kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
+}
+// The 16-bit FP8 forward (held y) of rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and
+// fwd.warp_row's (a warp a row): the plain kernel's body and bits without the row-end tests (kExact).
+template <typename T, typename G, int LANES, int ITERS>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, true>,
+                                  (regs_min_blocks<LANES, ITERS, T, true, false, Mutant::none, false, true>))
+    fwd_regs_exact_kernel(Params p) {
+  begin_dependent_grid();
+  fwd_regs_body<RegsRow<T, G, true, false, LANES, ITERS, Mutant::none, RowsForm::plain, true>>(p, 0);
 }
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, ITERS, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {

@@ -809,6 +809,25 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
   }
 }
 
+// fwd.block_row's 16-bit FP8 forward (per token, static) of rows of exactly lanes · 4 whole chunks
+// (D a multiple of 1024) past the few-row form: fwd_regs_exact_kernel, the held-y kernel without
+// the row-end tests. Every convention but llama (no FP8 outputs), fp32 weights, padded rows: each
+// passes the oracle, repeats bitwise, and its first rows alone (the few-row form, which keeps the
+// tests) equal the batch's bit for bit (check_many_rows); its rstd equals the plain forward's.
+TEST_CASE("forward: fwd.block_row's exact-row FP8 kernel matches the oracle and the few-row form bitwise",
+          "[gpu][block_row]") {
+  const std::vector<PaddedRows> shapes = {
+      {{4096, 600, DType::bf16, Quant::dynamic_token, false}, 0},
+      {{8192, 300, DType::f16, Quant::dynamic_token, false}, 8},
+      {{2048, 700, DType::bf16, Quant::static_scale, false, Convention::gemma}, 0},
+      {{5120, 400, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 16},
+      {{3072, 500, DType::f16, Quant::static_scale, false}, 8},
+      {{8192, 300, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 0},
+      {{6144, 300, DType::f16, Quant::dynamic_token, false, Convention::gemma, /*g32=*/true}, 8},
+  };
+  check_fp8_rows("fwd.block_row", shapes);
+}
+
 // fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024. Per-block scales past the few-row form
 // take fwd_regs_lean_y_kernel with a warp a row (y formed for each group's amax and again to
 // quantize); per-token and static scales, and few rows, the held-y kernel. Every scale mode,
@@ -829,6 +848,9 @@ TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 ma
       {{769, 1500, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 15},
       {{1017, 900, DType::f16, Quant::static_scale, false}, 7},
       {{896, 600, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0},
+      // D = 1024 past the few-row form, per token and static: the exact-row kernel (no row-end tests).
+      {{1024, 1001, DType::f16, Quant::static_scale, false, Convention::gemma}, 8},
+      {{1024, 600, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 0},
   };
   check_fp8_rows("fwd.warp_row", shapes);
 }

@@ -309,6 +309,14 @@ struct fwd_block_row {
           return;
         }
       }
+      // The 16-bit FP8 forward of rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the
+      // held-y kernel without the row-end tests (fwd_regs_exact_kernel), the same bits.
+      if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
+        if (a.dim == static_cast<std::int64_t>(c.lanes) * kBlockRowIters * kChunk) {
+          launch_kernel(fwd_regs_exact_kernel<T, G, 0, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
+          return;
+        }
+      }
       launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M>(p, c.lanes, 1, s);
     });
   }

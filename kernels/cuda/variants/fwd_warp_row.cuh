@@ -102,6 +102,15 @@ struct fwd_warp_row {
               return;
             }
           }
+          // The 16-bit FP8 forward of D = 1024 (a warp of 4 whole chunks a lane): the held-y kernel
+          // without the row-end tests (fwd_regs_exact_kernel), the same bits.
+          if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
+            if (c.lanes == kWarp && c.iters == 4 && a.dim == kWarpRowMaxDim) {
+              const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
+              launch_kernel(fwd_regs_exact_kernel<T, G, kWarp, 4>, grid_for(blocks), threads, 0, s, p);
+              return;
+            }
+          }
           launch_warp_row<T, G, kQ, kA, M, false>(c, p, threads, rpb, s);
         });
   }
