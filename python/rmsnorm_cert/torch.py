@@ -147,6 +147,23 @@ def _empty_dg(w, x2):
 
 
 # --- the ops -----------------------------------------------------------------------------------
+def _check_residual(x, residual):
+    if residual.shape != x.shape or residual.dtype != x.dtype:
+        raise ValueError("rmsnorm_certified: residual must have x's shape and dtype")
+
+
+def _in_place_rows(x, residual):
+    """The fused add's rows, updated in place: h (residual's own memory unless its layout needed a
+    copy, which _write_back returns to it) and o (x)."""
+    _check_residual(x, residual)
+    return _rows(residual, "residual"), _rows(x, "x")
+
+
+def _write_back(h, residual):
+    if h.data_ptr() != residual.data_ptr():
+        residual.copy_(h.view(residual.shape))
+
+
 @torch.library.custom_op("rmsnorm_certified::rms_norm_forward", mutates_args=())
 def _rms_norm_forward(x: torch.Tensor, weight: Optional[torch.Tensor], eps: float,
                       convention: str) -> Tuple[torch.Tensor, torch.Tensor]:
@@ -203,8 +220,7 @@ _rms_norm_forward.register_autograd(_fwd_backward, setup_context=_fwd_setup)
 @torch.library.custom_op("rmsnorm_certified::add_rms_norm_forward", mutates_args=())
 def _add_rms_norm_forward(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float,
                           convention: str) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    if residual.shape != x.shape or residual.dtype != x.dtype:
-        raise ValueError("rmsnorm_certified: residual must have x's shape and dtype")
+    _check_residual(x, residual)
     h = residual.reshape(-1, x.shape[-1]).clone()  # the new residual, written in place by the kernel
     o2 = _rows(x, "x")
     w = _weight(weight, x, convention)
@@ -244,15 +260,11 @@ _add_rms_norm_forward.register_autograd(_add_backward, setup_context=_add_setup)
 @torch.library.custom_op("rmsnorm_certified::fused_add_rms_norm", mutates_args=("residual",))
 def _fused_add_rms_norm(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float,
                         convention: str) -> torch.Tensor:
-    if residual.shape != x.shape or residual.dtype != x.dtype:
-        raise ValueError("rmsnorm_certified: residual must have x's shape and dtype")
-    h = _rows(residual, "residual")  # residual's own memory unless its layout needed a copy
-    o2 = _rows(x, "x")
+    h, o2 = _in_place_rows(x, residual)
     w = _weight(weight, x, convention)
     y = torch.empty(h.shape, dtype=x.dtype, device=x.device)
     _forward(h, o2, y, w, eps, convention)
-    if h.data_ptr() != residual.data_ptr():
-        residual.copy_(h.view(residual.shape))
+    _write_back(h, residual)
     return y.view(x.shape)
 
 
@@ -302,17 +314,13 @@ def _(x, weight, eps, mode, convention, scale):
 def _fused_add_rms_norm_fp8(x: torch.Tensor, residual: torch.Tensor, weight: Optional[torch.Tensor], eps: float,
                             mode: str, convention: str,
                             scale: Optional[torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
-    if residual.shape != x.shape or residual.dtype != x.dtype:
-        raise ValueError("rmsnorm_certified: residual must have x's shape and dtype")
-    h = _rows(residual, "residual")  # residual's own memory unless its layout needed a copy
-    o2 = _rows(x, "x")
+    h, o2 = _in_place_rows(x, residual)
     w = _weight(weight, x, convention)
     R, D = h.shape
     s = _fp8_scales(mode, scale, R, D, x.device)
     q = torch.empty((R, D), dtype=torch.float8_e4m3fn, device=x.device)
     _forward(h, o2, q, w, eps, convention, quant=QUANT_MODES[mode], scale=s)
-    if h.data_ptr() != residual.data_ptr():
-        residual.copy_(h.view(residual.shape))
+    _write_back(h, residual)
     return q.view(x.shape), s
 
 
