@@ -19,12 +19,15 @@ graph-replay rows, and only where the copy's own time moved by at least --min-co
 1.2x), the kernel's time on A over its time on B beside the copy's, and the share of the copy's
 change the kernel follows, (t - 1) / (c - 1). A kernel that follows the copy (share near 1) is bound
 by DRAM; one whose time stays put while the copy's moves (share near 0) is bound by what the two
-cards share: with the same SMs and L2 (an H100 and an H200), on the chip.
+cards share: with the same SMs and L2 (an H100 and an H200), on the chip. --shapes prints the same
+per shape (each card's ratio to its copy, the two time ratios, the share); --variant keeps the
+variants its globs match (comma-separated).
 
 Usage: scripts/bench_compare.py BEFORE.csv AFTER.csv [--pair BEFORE2.csv AFTER2.csv] [--min-delta X] [--op OP] [--summary]
-       scripts/bench_compare.py --cards A.csv B.csv [--op OP] [--min-copy-gain X]"""
+       scripts/bench_compare.py --cards A.csv B.csv [--op OP] [--variant GLOBS] [--shapes] [--min-copy-gain X]"""
 import argparse
 import csv
+import fnmatch
 import sys
 
 
@@ -116,20 +119,18 @@ def summary(a):
     return 0
 
 
-def cards(a):
-    """Per (op, dtype, variant): the kernel's time on card A over card B beside the copy's."""
-    runs = [load(a.before), load(a.after)]
-    devices = [sorted({r.get("device", "?") for rows in run.values() for r in rows}) for run in runs]
-    print(f"A: {', '.join(devices[0])}\nB: {', '.join(devices[1])}")
-    if devices[0] == devices[1]:
-        print("(both CSVs come from one kind of card: --cards compares two)")
-    groups = {}
+def card_shapes(a, runs):
+    """The shapes both card runs dispatched to one variant (not graph-replay rows), whose copy
+    moved by --min-copy-gain: (op, dtype, R, D, variant, row on A, row on B, t, c, share)."""
+    out = []
     for key in sorted(set(runs[0]) & set(runs[1])):
         if a.op and key[0] != a.op:
             continue
         ra, rb = runs[0][key], runs[1][key]
         if len(ra) != 1 or len(rb) != 1 or ra[0]["variant"] != rb[0]["variant"] or "1" in (ra[0].get("graph"), rb[0].get("graph")):
             continue  # several variants named, a different dispatch, or a graph-replay row
+        if a.variant and not any(fnmatch.fnmatchcase(ra[0]["variant"], g) for g in a.variant.split(",")):
+            continue
         try:
             t = float(ra[0]["time_us"]) / float(rb[0]["time_us"])
             c = float(ra[0]["copy_us"]) / float(rb[0]["copy_us"])
@@ -137,17 +138,41 @@ def cards(a):
             continue
         if max(c, 1 / c) < a.min_copy_gain:
             continue
-        groups.setdefault((key[0], key[1], ra[0]["variant"]), []).append((t, c, (t - 1) / (c - 1)))
+        out.append((*key, ra[0]["variant"], ra[0], rb[0], t, c, (t - 1) / (c - 1)))
+    return out
+
+
+def bound_of(share):
+    return "on the chip" if share <= 0.3 else "DRAM" if share >= 0.7 else "both"
+
+
+def cards(a):
+    """Per (op, dtype, variant), or per shape with --shapes: the kernel's time on card A over card B
+    beside the copy's."""
+    runs = [load(a.before), load(a.after)]
+    devices = [sorted({r.get("device", "?") for rows in run.values() for r in rows}) for run in runs]
+    print(f"A: {', '.join(devices[0])}\nB: {', '.join(devices[1])}")
+    if devices[0] == devices[1]:
+        print("(both CSVs come from one kind of card: --cards compares two)")
+    shapes = card_shapes(a, runs)
+    if not shapes:
+        print(f"no shape ran one variant in both runs with the copy {a.min_copy_gain}x apart")
+        return 1
+    if a.shapes:
+        print(f"{'op':20s} {'dtype':5s} {'R':>6s} {'D':>6s} {'variant':28s} ratio A  ratio B  kernel A/B  copy A/B  share  bound")
+        for op, dt, rows, dim, variant, ra, rb, t, c, share in shapes:
+            print(f"{op:20s} {dt:5s} {rows:6d} {dim:6d} {variant:28s} {float(ra['ratio']):7.3f}  {float(rb['ratio']):7.3f}  "
+                  f"{t:10.2f}  {c:8.2f}  {share:5.2f}  {bound_of(share)}")
+        return 0
+    groups = {}
+    for op, dt, _, _, variant, _, _, t, c, share in shapes:
+        groups.setdefault((op, dt, variant), []).append((t, c, share))
     print(f"{'op':20s} {'dtype':5s} {'variant':28s} shapes  kernel A/B   copy A/B     share  bound")
     for (op, dt, variant), v in sorted(groups.items()):
         ts, cs, shares = sorted(x[0] for x in v), sorted(x[1] for x in v), sorted(x[2] for x in v)
         share = shares[len(shares) // 2]
-        bound = "on the chip" if share <= 0.3 else "DRAM" if share >= 0.7 else "both"
         print(f"{op:20s} {dt:5s} {variant:28s} {len(v):6d}  {ts[0]:.2f}-{ts[-1]:.2f}    {cs[0]:.2f}-{cs[-1]:.2f}    "
-              f"{share:5.2f}  {bound}")
-    if not groups:
-        print(f"no shape ran one variant in both runs with the copy {a.min_copy_gain}x apart")
-        return 1
+              f"{share:5.2f}  {bound_of(share)}")
     return 0
 
 
@@ -161,6 +186,8 @@ def main():
     ap.add_argument("--summary", action="store_true")
     ap.add_argument("--cards", action="store_true")
     ap.add_argument("--min-copy-gain", type=float, default=1.2)
+    ap.add_argument("--shapes", action="store_true", help="--cards: one line per shape")
+    ap.add_argument("--variant", default=None, help="--cards: only these variants (globs, comma-separated)")
     a = ap.parse_args()
     if a.cards:
         return cards(a)

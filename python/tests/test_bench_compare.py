@@ -1,7 +1,8 @@
 """scripts/bench_compare.py --cards on two made-up runs of the same kernels on two cards: a kernel
 whose time stays put while the copy's moves is called bound on the chip, one that follows the copy
 bound by DRAM; a shape dispatched to another variant on one card, a graph-replay row and a shape
-whose copy barely moved are left out; two CSVs of one kind of card are said; no shape left: exit 1."""
+whose copy barely moved are left out; --shapes gives the shapes one by one, --variant filters them; two CSVs
+of one kind of card are said; no shape left: exit 1."""
 import os
 import subprocess
 import sys
@@ -62,6 +63,19 @@ with tempfile.TemporaryDirectory() as d:
     check("add_forward" not in lines, "a shape whose copy moved less than --min-copy-gain is left out")
     r = run("--op", "forward", a, b)
     check("forward_quant" not in r.stdout and "DRAM" in r.stdout, "--op keeps one op")
+    # --shapes: one line per shape, each card's ratio and the share; --variant keeps its globs.
+    r = run("--shapes", a, b)
+    shape_lines = [l.split() for l in r.stdout.splitlines() if l.startswith(("forward", "backward", "add_"))]
+    check(r.returncode == 0 and len(shape_lines) == 4, f"--shapes: the 4 counted shapes, a line each ({len(shape_lines)})")
+    fp8 = [l for l in shape_lines if l[0] == "forward_quant" and l[3] == "8192" and l[2] == "32768"]
+    # 32768 x 8192 FP8: ratio A 270/340, B 191/333, kernel A/B 340/333, copy 270/191.
+    check(len(fp8) == 1 and fp8[0][5:10] == ["0.794", "0.574", "1.02", "1.41", "0.05"] and fp8[0][-1] == "chip",
+          f"--shapes: a shape's ratios, time ratios and share ({fp8})")
+    r = run("--shapes", "--variant", "fwd.block*,bwd.x", "--op", "forward", a, b)
+    kept = [l.split()[0] for l in r.stdout.splitlines() if l.startswith(("forward", "backward", "add_"))]
+    check(kept == ["forward", "forward"], f"--variant and --op filter the shapes ({kept})")
+    r = run("--variant", "bwd.*", a, b)
+    check(r.returncode == 1 and "no shape" in r.stdout, f"--variant matching none of the counted shapes: exit 1 (rc {r.returncode})")
     write(b_same, [x.replace("Card B", "Card A") for x in open(b).read().splitlines()[1:]])
     r = run(a, b_same)
     check("one kind of card" in r.stdout, "two CSVs of one card are said")
