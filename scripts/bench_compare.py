@@ -129,7 +129,7 @@ def card_shapes(a, runs):
         ra, rb = runs[0][key], runs[1][key]
         if len(ra) != 1 or len(rb) != 1 or ra[0]["variant"] != rb[0]["variant"] or "1" in (ra[0].get("graph"), rb[0].get("graph")):
             continue  # several variants named, a different dispatch, or a graph-replay row
-        if a.variant and not any(fnmatch.fnmatchcase(ra[0]["variant"], g) for g in a.variant.split(",")):
+        if a.variant and not any(fnmatch.fnmatchcase(ra[0]["variant"], g.strip()) for g in a.variant.split(",")):
             continue
         try:
             t = float(ra[0]["time_us"]) / float(rb[0]["time_us"])
