@@ -480,7 +480,8 @@ struct RegsRow {
   static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
-  static_assert(!kExact || ((kBlock || LANES == kWarp) && kForm == RowsForm::plain && M == Mutant::none),
+  static_assert(!kExact || ((kBlock || LANES == kWarp) && (kForm == RowsForm::plain || kForm == RowsForm::lean_y) &&
+                            M == Mutant::none),
                 "exact rows: the product's block form or a warp a row");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
 };
@@ -868,6 +869,16 @@ __global__ void __launch_bounds__(LANES > 0 ? kSubWarpBlock : kLeanYThreads,
   begin_dependent_grid();
   static_assert(sizeof(T) == 2, "16-bit rows");
   fwd_regs_body<RegsRow<T, G, true, kAdd, LANES, ITERS, Mutant::none, RowsForm::lean_y>>(p, 0);
+}
+// The lean-y FP8 forward (no fused add) of rows of D = lanes · ITERS · 8: its body and bits without
+// the row-end tests (kExact).
+template <typename T, typename G, int ITERS, int LANES = 0>
+__global__ void __launch_bounds__(LANES > 0 ? kSubWarpBlock : kLeanYThreads,
+                                  LANES > 0 ? kLeanYWarpMinBlocks : kLeanYMinBlocks)
+    fwd_regs_lean_y_exact_kernel(Params p) {
+  begin_dependent_grid();
+  static_assert(sizeof(T) == 2, "16-bit rows");
+  fwd_regs_body<RegsRow<T, G, true, false, LANES, ITERS, Mutant::none, RowsForm::lean_y, true>>(p, 0);
 }
 
 }  // namespace rmsnorm::cuda::fwd

@@ -797,6 +797,10 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
       {{16384, 200, DType::bf16, Quant::per_block, false, Convention::no_weight}, 0},
       {{16384, 200, DType::bf16, Quant::dynamic_token, true, Convention::standard, /*g32=*/true}, 8},
       {{10000, 200, DType::f16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
+      // Rows of exactly lanes · 4 whole chunks, no fused add: the exact-row lean-y kernel.
+      {{2048, 700, DType::f16, Quant::per_block, false, Convention::gemma}, 8},
+      {{8192, 400, DType::bf16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
+      {{16384, 200, DType::f16, Quant::dynamic_token, false, Convention::no_weight, /*g32=*/true}, 16},
   };
   const rmsnorm::Variant* block = check_fp8_rows("fwd.block_row", shapes);
   if (block == nullptr) return;
@@ -848,8 +852,9 @@ TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 ma
       {{769, 1500, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 15},
       {{1017, 900, DType::f16, Quant::static_scale, false}, 7},
       {{896, 600, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0},
-      // D = 1024 past the few-row form, per token and static: the exact-row kernel (no row-end tests).
+      // D = 1024 past the few-row form: the exact-row kernels (no row-end tests), held y and lean y.
       {{1024, 1001, DType::f16, Quant::static_scale, false, Convention::gemma}, 8},
+      {{1024, 900, DType::bf16, Quant::per_block, false, Convention::gemma}, 8},
       {{1024, 600, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 0},
   };
   check_fp8_rows("fwd.warp_row", shapes);

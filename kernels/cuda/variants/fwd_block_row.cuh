@@ -241,7 +241,12 @@ struct fwd_block_row {
       if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ) {
         if (c.lanes > kBlockRowMaxThreads<T, kQ> ||
             (a.quant == Quant::per_block && a.rows >= kLeanYPerBlockMinRows && a.rows <= kMaxGridBlocks)) {
-          launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
+          // Rows of exactly lanes · 4 whole chunks without the fused add: the same kernel without the
+          // row-end tests (fwd_regs_lean_y_exact_kernel), the same bits.
+          if (!kA && a.dim == static_cast<std::int64_t>(c.lanes) * kBlockRowIters * kChunk)
+            launch_kernel(fwd_regs_lean_y_exact_kernel<T, G, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
+          else
+            launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
           return;
         }
       }

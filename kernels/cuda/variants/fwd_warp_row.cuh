@@ -98,7 +98,10 @@ struct fwd_warp_row {
           if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
             if (c.lanes == kWarp && c.iters == 4 && static_cast<Quant>(p.quant) == Quant::per_block) {
               const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
-              launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
+              if (a.dim == kWarpRowMaxDim)  // whole chunks only: no row-end tests, the same bits
+                launch_kernel(fwd_regs_lean_y_exact_kernel<T, G, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
+              else
+                launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
               return;
             }
           }
