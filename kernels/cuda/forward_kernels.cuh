@@ -224,6 +224,27 @@ __device__ __forceinline__ unsigned chunk_amax_bits(const float (&y)[kChunk], st
   return m;
 }
 
+// max(a, b) propagating a NaN (PTX max.NaN: one FMNMX). chunk_amax: max |y_j| over a whole
+// chunk as a float, a tree of 7 of them with the absolute values folded into their operands,
+// where chunk_amax_bits takes a LOP3 an element and half a VIMNMX3. The same value for every
+// input without a NaN (|y| >= +0: no signed zero is compared); a NaN in the chunk gives a NaN
+// (the canonical one, where the bit max keeps the largest NaN pattern): the scale, and the row's
+// outputs, are NaN either way.
+__device__ __forceinline__ float fmax_nan(float a, float b) {
+  float m;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(m) : "f"(a), "f"(b));
+  return m;
+}
+struct FMaxNanOp {
+  __device__ __forceinline__ float operator()(float a, float b) const { return fmax_nan(a, b); }
+};
+__device__ __forceinline__ float chunk_amax(const float (&y)[kChunk]) {
+  float m[kChunk / 2];
+#pragma unroll
+  for (int k = 0; k < kChunk / 2; ++k) m[k] = fmax_nan(fabsf(y[2 * k]), fabsf(y[2 * k + 1]));
+  return fmax_nan(fmax_nan(m[0], m[1]), fmax_nan(m[2], m[3]));
+}
+
 // The row's FP8 scale: the given one (static), or from the row's amax (dynamic per token:
 // amax_of() forms it and reduces it over the row's threads; the thread told `writer` stores the
 // scale), or 0 (per block: each group has its own). Shared by fwd.cluster_row and fwd.bulk_ring.
@@ -346,14 +367,21 @@ __device__ __forceinline__ void store_fp8_chunk(unsigned char* row, std::int64_t
 // the chunk is this thread's to store), and the group's scale is written by its first lane.
 // Shared by fwd.block_row, fwd.large_d and fwd.cluster_row. Index: the chunk index's type
 // (the cluster keeps 32-bit column indices).
-template <Mutant M, int kWidth, typename Index>
+// kWhole: chunk c is whole (the exact rows): its amax by chunk_amax, the group's by max.NaN.
+template <Mutant M, int kWidth, typename Index, bool kWhole = false>
 __device__ __forceinline__ void store_fp8_output(const Params& p, unsigned char* qr, std::int64_t row, Index c, bool mine,
                                                  int t, const float (&y)[kChunk], float inv_row, Quant mode,
                                                  std::int64_t full, int n_tail) {
   float inv_s = inv_row;
   if (mode == Quant::per_block) {
-    float amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
-    amax = warp_max<kWidth>(amax);
+    float amax;
+    if constexpr (kWhole) {
+      amax = mine ? chunk_amax(y) : 0.0f;
+      amax = warp_allreduce<kWidth>(amax, FMaxNanOp{});
+    } else {
+      amax = mine ? __uint_as_float(chunk_amax_bits(y, c, full, n_tail)) : 0.0f;
+      amax = warp_max<kWidth>(amax);
+    }
     const float s = scale_of<M>(amax, p);
     inv_s = __fdiv_rn(1.0f, s);
     if (mine && t % kWidth == 0) p.scale[row * p.groups + c / kGroupChunks] = s;
@@ -474,7 +502,9 @@ struct RegsRow {
   // Chunk indices (a row held in registers has D <= 16384): 32-bit where that saves registers (the
   // plain forward, the block form's fused add, lean y); 64-bit in the sub-warp fused add and the
   // held-y FP8 forms, which take more with 32.
-  using Index = std::conditional_t<kLeanY || (!kQuant && (!kAdd || LANES == 0)), int, std::int64_t>;
+  // The held-y exact rows: unsigned (c < D / 8 <= 1024; the group index c / 16 a shift).
+  using Index = std::conditional_t<kExact && !kLeanY, unsigned,
+                                   std::conditional_t<kLeanY || (!kQuant && (!kAdd || LANES == 0)), int, std::int64_t>>;
   static_assert(!kLeanY || (kQuant && (kBlock || LANES == kWarp) && M == Mutant::none),
                 "lean y: the FP8 product of the block form or of a warp a row");
   static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
@@ -611,9 +641,15 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
       }
     }
+    // kExact with y held: h unpacked to fp32 once, in the Σh² pass, and held there (made opaque,
+    // so not unpacked again from the 16-bit chunks) until y takes its registers.
+    constexpr bool kHoldH = kExact && !kLeanY;
+    [[maybe_unused]] float hf[kHoldH ? ITERS : 1][kChunk] = {};
     // Element j of chunk i of h as fp32 (M17: the unrounded x + o).
     auto hval = [&](int i, int j) -> float {
-      if constexpr (kAdd && M == Mutant::M17_add_unrounded_sum) {
+      if constexpr (kHoldH) {
+        return hf[i][j];
+      } else if constexpr (kAdd && M == Mutant::M17_add_unrounded_sum) {
         return chunk_get(h[i], j) + chunk_get(ov[i], j);
       } else {
         return chunk_get(h[i], j);
@@ -637,6 +673,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
     // sum's order is the same either way.
     [[maybe_unused]] float hw_max = 0.0f;
     [[maybe_unused]] unsigned hw_bits = 0;
+    [[maybe_unused]] float hw_m = 0.0f;  // kExact: the same max as a float (chunk_amax)
     const bool hw_pass = kLeanY && static_cast<Quant>(p.quant) == Quant::dynamic_token;
     if (hw_pass) {
 #pragma unroll
@@ -655,8 +692,21 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
           ss.add(v);
           hw[j] = __fmul_rn(v, w[j]);
         }
-        if (active) hw_bits = max(hw_bits, chunk_amax_bits(hw, c, kExact ? c + 1 : full, n_tail));
+        if constexpr (kExact) {
+          hw_m = i == 0 ? chunk_amax(hw) : fmax_nan(hw_m, chunk_amax(hw));
+        } else {
+          if (active) hw_bits = max(hw_bits, chunk_amax_bits(hw, c, full, n_tail));
+        }
       }
+    } else if constexpr (kHoldH) {
+#pragma unroll
+      for (int i = 0; i < ITERS; ++i)
+#pragma unroll
+        for (int j = 0; j < kChunk; ++j) {
+          hf[i][j] = chunk_get(h[i], j);
+          ss.add(hf[i][j]);
+          asm volatile("" : "+f"(hf[i][j]));
+        }
     } else {
 #pragma unroll
       for (int i = 0; i < ITERS; ++i)
@@ -667,14 +717,14 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
     if constexpr (kLeanY && kBlock) {
       if (hw_pass) {
         total = ss.acc;
-        hw_max = __uint_as_float(hw_bits);
+        hw_max = kExact ? (active ? hw_m : 0.0f) : __uint_as_float(hw_bits);
         block_sum_max<kBarrier>(total, hw_max, sum_partials, max_partials);
       } else {
         total = block_sum<kBarrier>(ss.acc, sum_partials);
       }
     } else if constexpr (kLeanY) {  // a warp a row: the sum in warp_sum's order, as the held-y form's
       total = warp_sum<LANES>(ss.acc);
-      if (hw_pass) hw_max = warp_max<LANES>(__uint_as_float(hw_bits));
+      if (hw_pass) hw_max = warp_max<LANES>(kExact ? (active ? hw_m : 0.0f) : __uint_as_float(hw_bits));
     } else if constexpr (kBlock) {
       total = block_sum<kBarrier>(ss.acc, sum_partials);
     } else {
@@ -685,6 +735,23 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 
     // 4. Outputs.
     auto y_chunk = [&](int i, std::int64_t c, float (&y)[kChunk]) {
+      if constexpr (kExact) {
+        // The weights' convention tested once a chunk, not an add an element: weights_of's offset
+        // is -0 for standard and llama (w = g exactly), 1 for gemma and for no weight (g = 0).
+        float g[kChunk];
+        unpack(weight_chunk<G>(p, c, c + 1, 0), g);
+        if (p.convention == static_cast<int>(Convention::standard)) {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[j] = (hval(i, j) * r) * g[j];
+        } else if (p.convention == static_cast<int>(Convention::llama)) {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[j] = round_through<T>(round_through<T>(hval(i, j) * r) * g[j]);
+        } else {
+#pragma unroll
+          for (int j = 0; j < kChunk; ++j) y[j] = (hval(i, j) * r) * (g[j] + 1.0f);
+        }
+        return;
+      }
       float w[kChunk];
       if constexpr (kEarlyW) {
         weights_of(wc[i], p.convention, w);
@@ -743,7 +810,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) y[j] = 0.0f;
         }
-        store_fp8_output<M, kGroupChunks>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
+        store_fp8_output<M, kGroupChunks, Index, kExact>(p, qr, row, c, mine, t, y, inv_row, mode, full, n_tail);
       }
     } else {
       // FP8: y is formed once, kept in registers for the scale and the quantization.
@@ -765,12 +832,17 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         s_row = *p.scale;
       } else if (mode == Quant::dynamic_token) {
         unsigned bits = 0;
+        [[maybe_unused]] float m = 0.0f;
 #pragma unroll
         for (int i = 0; i < ITERS; ++i) {
           const Index c = static_cast<Index>(i) * lanes + t;
-          if (active) bits = max(bits, chunk_amax_bits(y[i], c, kExact ? c + 1 : full, n_tail));
+          if constexpr (kExact) {
+            m = i == 0 ? chunk_amax(y[0]) : fmax_nan(m, chunk_amax(y[i]));
+          } else {
+            if (active) bits = max(bits, chunk_amax_bits(y[i], c, full, n_tail));
+          }
         }
-        float amax = __uint_as_float(bits);
+        float amax = kExact ? (active ? m : 0.0f) : __uint_as_float(bits);
         if constexpr (kBlock) {
           amax = block_max<kBarrier>(amax, max_partials);
         } else {
@@ -787,7 +859,7 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         // The 16 chunks of a group sit on 16 consecutive lanes of one step (lanes is a multiple
         // of 16, or the whole row is one group): a 16-lane butterfly gives the group's amax.
         constexpr int kWidth = (LANES > 0 && LANES < kGroupChunks) ? LANES : kGroupChunks;
-        store_fp8_output<M, kWidth>(p, qr, row, c, mine, t, y[i], inv_row, mode, full, n_tail);
+        store_fp8_output<M, kWidth, Index, kExact>(p, qr, row, c, mine, t, y[i], inv_row, mode, full, n_tail);
       }
     }
     // kLeanY in the block form: one row per block (the launch has a block per row): no second pass
