@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <sstream>
@@ -185,6 +186,7 @@ struct RowsShape {
   bool add;
   Convention conv = Convention::standard;
   bool g32 = false;  // fp32 weights (else the row's type)
+  Values values = Values::normal;
 };
 Spec rows_spec(const RowsShape& sh) {
   Spec s;
@@ -196,6 +198,7 @@ Spec rows_spec(const RowsShape& sh) {
   s.conv = sh.conv;
   s.quant = sh.quant;
   s.add = sh.add;
+  s.values = sh.values;
   s.seed = ++g_seed_counter;
   return s;
 }
@@ -209,6 +212,14 @@ oracle::ForwardCase require_rows_pass(const rmsnorm::Variant& v, const RowsShape
   return c;
 }
 
+// Bit for bit (a NaN equals only the same NaN pattern, -0 differs from +0): all of a against b,
+// and a against the start of b (a batch's first rows run alone).
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+bool prefix_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() <= b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
 
 // A shape of many padded rows (elements between rows of x, y and o: 16-byte rows, FP8 y too) for
 // a persistent kernel. check_many_rows runs `v` on each: it passes the oracle (with the harness's
@@ -231,22 +242,23 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
     const harness::RawForward h = harness::execute_forward(v, harness::first_rows(c, k), l);
     INFO(v.name << " D=" << sh.rows.dim << " R=" << sh.rows.rows << " x=" << rmsnorm::to_string(sh.rows.t)
                 << " quant=" << rmsnorm::to_string(sh.rows.quant) << " add=" << sh.rows.add << " pad=" << sh.pad
-                << " conv=" << rmsnorm::to_string(sh.rows.conv) << " g32=" << sh.rows.g32);
+                << " conv=" << rmsnorm::to_string(sh.rows.conv) << " g32=" << sh.rows.g32
+                << " values=" << to_string(sh.rows.values));
     REQUIRE(a.status.ok());
     REQUIRE(h.status.ok());
     CHECK(a.result.y == b.result.y);
-    CHECK(a.result.rstd == b.result.rstd);
-    CHECK(a.result.scale == b.result.scale);
+    CHECK(same_bits(a.result.rstd, b.result.rstd));
+    CHECK(same_bits(a.result.scale, b.result.scale));
     REQUIRE(h.result.y.size() <= a.result.y.size());
     CHECK(std::equal(h.result.y.begin(), h.result.y.end(), a.result.y.begin()));
-    CHECK(std::equal(h.result.rstd.begin(), h.result.rstd.end(), a.result.rstd.begin()));
-    CHECK(std::equal(h.result.scale.begin(), h.result.scale.end(), a.result.scale.begin()));
+    CHECK(prefix_bits(h.result.rstd, a.result.rstd));
+    CHECK(prefix_bits(h.result.scale, a.result.scale));
     if (sh.rows.add) CHECK(std::equal(h.result.h.begin(), h.result.h.end(), a.result.h.begin()));
     if (reference != nullptr) {
       const harness::RawForward ref = harness::execute_forward(*reference, c, l);
       INFO("against " << reference->name);
       REQUIRE(ref.status.ok());
-      CHECK(a.result.rstd == ref.result.rstd);
+      CHECK(same_bits(a.result.rstd, ref.result.rstd));
       if (sh.rows.add) CHECK(a.result.h == ref.result.h);
       // A dynamic per-token FP8 scale may be formed two ways (both within the oracle's bound,
       // both checked against it above): fwd.large_d's fused amax, RN(r · max|RN(h·w)|), where
@@ -254,7 +266,7 @@ void check_many_rows(const rmsnorm::Variant& v, const std::vector<PaddedRows>& s
       // compared bitwise only under the other scales.
       if (sh.rows.quant != Quant::dynamic_token) {
         CHECK(a.result.y == ref.result.y);
-        CHECK(a.result.scale == ref.result.scale);
+        CHECK(same_bits(a.result.scale, ref.result.scale));
       }
     }
   }
@@ -275,7 +287,7 @@ void check_rstd_as_without_fp8(const rmsnorm::Variant& v, const std::vector<Padd
     INFO(v.name << " D=" << sh.rows.dim << " x=" << rmsnorm::to_string(sh.rows.t) << " add=" << sh.rows.add);
     REQUIRE(a.status.ok());
     REQUIRE(b.status.ok());
-    CHECK(a.result.rstd == b.result.rstd);
+    CHECK(same_bits(a.result.rstd, b.result.rstd));
     if (sh.rows.add) CHECK(a.result.h == b.result.h);
   }
 }
@@ -799,6 +811,8 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
       {{10000, 200, DType::f16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
       // Rows of exactly lanes · 4 whole chunks, no fused add: the exact-row lean-y kernel.
       {{2048, 700, DType::f16, Quant::per_block, false, Convention::gemma}, 8},
+      {{4096, 600, DType::bf16, Quant::per_block, false, Convention::standard, false, Values::nan_inf_rows}, 0},
+      {{16384, 200, DType::bf16, Quant::dynamic_token, false, Convention::standard, false, Values::nan_inf_rows}, 8},
       {{8192, 400, DType::bf16, Quant::per_block, false, Convention::standard, /*g32=*/true}, 0},
       {{16384, 200, DType::f16, Quant::dynamic_token, false, Convention::no_weight, /*g32=*/true}, 16},
   };
@@ -815,7 +829,8 @@ TEST_CASE("forward: fwd.block_row's lean-y FP8 outputs of 16-bit rows match the 
 
 // fwd.block_row's 16-bit FP8 forward (per token, static) of rows of exactly lanes · 4 whole chunks
 // (D a multiple of 1024) past the few-row form: fwd_regs_exact_kernel, the held-y kernel without
-// the row-end tests. Every convention but llama (no FP8 outputs), fp32 weights, padded rows: each
+// the row-end tests. Every convention but llama (no FP8 outputs), fp32 weights, padded rows, NaN,
+// Inf and zero rows (P14, P16; the scales compared bit for bit, so a NaN scale too): each
 // passes the oracle, repeats bitwise, and its first rows alone (the few-row form, which keeps the
 // tests) equal the batch's bit for bit (check_many_rows); its rstd equals the plain forward's.
 TEST_CASE("forward: fwd.block_row's exact-row FP8 kernel matches the oracle and the few-row form bitwise",
@@ -828,6 +843,9 @@ TEST_CASE("forward: fwd.block_row's exact-row FP8 kernel matches the oracle and 
       {{3072, 500, DType::f16, Quant::static_scale, false}, 8},
       {{8192, 300, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 0},
       {{6144, 300, DType::f16, Quant::dynamic_token, false, Convention::gemma, /*g32=*/true}, 8},
+      // NaN and Inf rows (their scales NaN / Inf, bit for bit against the few-row form) and zero rows.
+      {{4096, 600, DType::bf16, Quant::dynamic_token, false, Convention::standard, false, Values::nan_inf_rows}, 0},
+      {{2048, 700, DType::f16, Quant::static_scale, false, Convention::gemma, false, Values::zero_rows}, 8},
   };
   check_fp8_rows("fwd.block_row", shapes);
 }
@@ -856,6 +874,8 @@ TEST_CASE("forward: fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024 ma
       {{1024, 1001, DType::f16, Quant::static_scale, false, Convention::gemma}, 8},
       {{1024, 900, DType::bf16, Quant::per_block, false, Convention::gemma}, 8},
       {{1024, 600, DType::bf16, Quant::dynamic_token, false, Convention::standard, /*g32=*/true}, 0},
+      {{1024, 900, DType::bf16, Quant::per_block, false, Convention::standard, false, Values::nan_inf_rows}, 0},
+      {{1024, 600, DType::f16, Quant::dynamic_token, false, Convention::no_weight, false, Values::nan_inf_rows}, 8},
   };
   check_fp8_rows("fwd.warp_row", shapes);
 }
