@@ -510,8 +510,10 @@ struct RegsRow {
   static_assert(!kAhead || (kBlock && M == Mutant::none), "the block form of the product");
   static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
-  static_assert(!kExact || ((kBlock || LANES == kWarp) && (kForm == RowsForm::plain || kForm == RowsForm::lean_y) &&
-                            M == Mutant::none),
+  static_assert(!kExact ||
+                    ((kBlock || LANES == kWarp) &&
+                     (kForm == RowsForm::plain || kForm == RowsForm::lean_y || kForm == RowsForm::early_weights) &&
+                     M == Mutant::none),
                 "exact rows: the product's block form or a warp a row");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
 };
@@ -739,7 +741,11 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         // The weights' convention tested once a chunk, not an add an element: weights_of's offset
         // is -0 for standard and llama (w = g exactly), 1 for gemma and for no weight (g = 0).
         float g[kChunk];
-        unpack(weight_chunk<G>(p, c, c + 1, 0), g);
+        if constexpr (kEarlyW) {
+          unpack(wc[i], g);
+        } else {
+          unpack(weight_chunk<G>(p, c, c + 1, 0), g);
+        }
         if (p.convention == static_cast<int>(Convention::standard)) {
 #pragma unroll
           for (int j = 0; j < kChunk; ++j) y[j] = (hval(i, j) * r) * g[j];
@@ -941,6 +947,17 @@ __global__ void __launch_bounds__(LANES > 0 ? kSubWarpBlock : kLeanYThreads,
   begin_dependent_grid();
   static_assert(sizeof(T) == 2, "16-bit rows");
   fwd_regs_body<RegsRow<T, G, true, kAdd, LANES, ITERS, Mutant::none, RowsForm::lean_y>>(p, 0);
+}
+// The few-row form (early weights) of rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and
+// fwd.warp_row's (a warp a row), every op of 16-bit rows: its body and bits without the row-end
+// tests (kExact). With a block per row and few rows, a row's latency is the cost, and each step of
+// a thread's serial work (its loads, Σh², its stores) is on that path.
+template <typename T, typename G, bool kQuant, bool kAdd, int LANES, int ITERS>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>,
+                                  (regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, Mutant::none, true, true>))
+    fwd_regs_few_exact_kernel(Params p) {
+  begin_dependent_grid();
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, Mutant::none, RowsForm::early_weights, true>>(p, 0);
 }
 // The lean-y FP8 forward (no fused add) of rows of D = lanes · ITERS · 8: its body and bits without
 // the row-end tests (kExact).

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -245,6 +246,19 @@ Status run_variant(const ForwardArgs& a, Launch&& launch) {
   dispatch<M, V::kQuantPath>(a, [&](auto tt, auto gt, auto q, auto ad) { launch(tt, gt, q, ad, p, s, result); });
   if (!result.ok()) return result;
   return launch_status(V::kName);
+}
+
+// Whether a launcher takes an exact-row kernel (no row-end tests) where the row is a whole number
+// of its threads' chunks: yes unless the environment has RMSNORM_EXACT_ROWS=0, which runs the
+// general kernels instead, with the same bits (test_gpu_forward compares the two). Read at every
+// launch, so a test can switch it; a getenv costs nothing beside a launch.
+inline bool exact_rows() {
+  const char* e = std::getenv("RMSNORM_EXACT_ROWS");
+  return e == nullptr || std::string(e) != "0";
+}
+// A row of exactly `lanes` · `iters` whole chunks, where exact-row kernels are on.
+inline bool exact_row(std::int64_t dim, std::int64_t lanes, std::int64_t iters) {
+  return dim == lanes * iters * kChunk && exact_rows();
 }
 
 // Few rows (well under a wave): fwd.block_row and fwd.warp_row load each row's weights with its x

@@ -850,6 +850,69 @@ TEST_CASE("forward: fwd.block_row's exact-row FP8 kernel matches the oracle and 
   check_fp8_rows("fwd.block_row", shapes);
 }
 
+// The exact-row kernels (no row-end tests, for rows of a whole number of their threads' chunks) give
+// the general kernels' bits: each shape passes the oracle as dispatched, then runs again with
+// RMSNORM_EXACT_ROWS=0 (the general kernels), y, rstd, the scales and the residual compared bit
+// for bit. Few rows (the few-row form, every op) and many (the FP8 forms: fwd.block_row's held-y
+// and lean-y kernels, fwd.warp_row's), NaN/Inf and zero rows among them.
+TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu][block_row][fp8]") {
+  struct ExactCase {
+    const char* variant;
+    PaddedRows shape;
+  };
+  const std::vector<ExactCase> cases = {
+      // Few rows (<= kEarlyWeightsMaxRows): fwd_regs_few_exact_kernel.
+      {"fwd.block_row", {{1024, 1, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.block_row", {{4096, 16, DType::f16, Quant::none, true, Convention::gemma}, 8}},
+      {"fwd.block_row", {{8192, 64, DType::bf16, Quant::none, false, Convention::llama, true}, 0}},
+      {"fwd.block_row", {{16384, 3, DType::bf16, Quant::none, true}, 8}},
+      {"fwd.block_row", {{5120, 64, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 16}},
+      {"fwd.block_row", {{2048, 100, DType::f16, Quant::per_block, true, Convention::standard, true}, 8}},
+      {"fwd.block_row", {{3072, 128, DType::bf16, Quant::static_scale, false, Convention::gemma}, 0}},
+      {"fwd.block_row",
+       {{4096, 40, DType::bf16, Quant::dynamic_token, false, Convention::standard, false, Values::nan_inf_rows}, 0}},
+      {"fwd.warp_row", {{1024, 1, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.warp_row", {{1024, 64, DType::f16, Quant::none, true, Convention::llama}, 8}},
+      {"fwd.warp_row", {{1024, 17, DType::bf16, Quant::per_block, true, Convention::gemma, true}, 0}},
+      {"fwd.warp_row",
+       {{1024, 128, DType::f16, Quant::dynamic_token, false, Convention::no_weight, false, Values::nan_inf_rows}, 8}},
+      // Many rows: the FP8 kernels past the few-row form.
+      {"fwd.block_row", {{4096, 600, DType::bf16, Quant::dynamic_token, false}, 0}},
+      {"fwd.block_row", {{8192, 300, DType::f16, Quant::static_scale, false, Convention::gemma, true}, 8}},
+      {"fwd.block_row",
+       {{2048, 700, DType::bf16, Quant::per_block, false, Convention::standard, false, Values::nan_inf_rows}, 0}},
+      {"fwd.block_row", {{16384, 200, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0}},
+      {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::per_block, false, Convention::gemma}, 8}},
+      {"fwd.warp_row",
+       {{1024, 600, DType::f16, Quant::dynamic_token, false, Convention::standard, false, Values::zero_rows}, 0}},
+  };
+  int ran = 0;
+  for (const ExactCase& e : cases) {
+    const rmsnorm::Variant* v = rmsnorm::find_variant(e.variant);
+    REQUIRE(v != nullptr);
+    if (!selected(v->name)) continue;
+    harness::Layout l;
+    l.x_pad = l.y_pad = l.o_pad = e.shape.pad;
+    const oracle::ForwardCase c = require_rows_pass(*v, e.shape.rows, l);
+    const harness::RawForward exact = harness::execute_forward(*v, c, l);
+    REQUIRE(setenv("RMSNORM_EXACT_ROWS", "0", 1) == 0);
+    const harness::RawForward general = harness::execute_forward(*v, c, l);
+    REQUIRE(unsetenv("RMSNORM_EXACT_ROWS") == 0);
+    const RowsShape& sh = e.shape.rows;
+    INFO(v->name << " D=" << sh.dim << " R=" << sh.rows << " x=" << rmsnorm::to_string(sh.t)
+                 << " quant=" << rmsnorm::to_string(sh.quant) << " add=" << sh.add << " pad=" << e.shape.pad
+                 << " conv=" << rmsnorm::to_string(sh.conv) << " g32=" << sh.g32 << " values=" << to_string(sh.values));
+    REQUIRE(exact.status.ok());
+    REQUIRE(general.status.ok());
+    CHECK(exact.result.y == general.result.y);
+    CHECK(same_bits(exact.result.rstd, general.result.rstd));
+    CHECK(same_bits(exact.result.scale, general.result.scale));
+    CHECK(exact.result.h == general.result.h);
+    ++ran;
+  }
+  if (selected("fwd.block_row") || selected("fwd.warp_row")) CHECK(ran > 0);
+}
+
 // fwd.warp_row's FP8 forward of 16-bit rows of D = 513-1024. Per-block scales past the few-row form
 // take fwd_regs_lean_y_kernel with a warp a row (y formed for each group's amax and again to
 // quantize); per-token and static scales, and few rows, the held-y kernel. Every scale mode,

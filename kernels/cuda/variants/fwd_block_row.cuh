@@ -243,7 +243,7 @@ struct fwd_block_row {
             (a.quant == Quant::per_block && a.rows >= kLeanYPerBlockMinRows && a.rows <= kMaxGridBlocks)) {
           // Rows of exactly lanes · 4 whole chunks without the fused add: the same kernel without the
           // row-end tests (fwd_regs_lean_y_exact_kernel), the same bits.
-          if (!kA && a.dim == static_cast<std::int64_t>(c.lanes) * kBlockRowIters * kChunk)
+          if (!kA && exact_row(a.dim, c.lanes, kBlockRowIters))
             launch_kernel(fwd_regs_lean_y_exact_kernel<T, G, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
           else
             launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
@@ -251,8 +251,16 @@ struct fwd_block_row {
         }
       }
       if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
-        if (a.rows <= kEarlyWeightsMaxRows)
+        if (a.rows <= kEarlyWeightsMaxRows) {
+          // Rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the same form without the
+          // row-end tests (fwd_regs_few_exact_kernel), the same bits.
+          if (exact_row(a.dim, c.lanes, kBlockRowIters)) {
+            launch_kernel(fwd_regs_few_exact_kernel<T, G, kQ, kA, 0, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s,
+                          p);
+            return;
+          }
           return launch_regs<T, G, kQ, kA, 0, kBlockRowIters, M, true>(p, c.lanes, 1, s);
+        }
       }
       // The L2 prefetch one wave ahead (fwd_regs_ahead_kernel) where it measures faster on the H200:
       // the 16-bit plain forward of rows over 8192, the fp32 FP8 forward, and the 16-bit FP8 forward
@@ -317,7 +325,7 @@ struct fwd_block_row {
       // The 16-bit FP8 forward of rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the
       // held-y kernel without the row-end tests (fwd_regs_exact_kernel), the same bits.
       if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
-        if (a.dim == static_cast<std::int64_t>(c.lanes) * kBlockRowIters * kChunk) {
+        if (exact_row(a.dim, c.lanes, kBlockRowIters)) {
           launch_kernel(fwd_regs_exact_kernel<T, G, 0, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
           return;
         }

@@ -87,7 +87,16 @@ struct fwd_warp_row {
           const std::int64_t rpb = threads / c.lanes;
           // Few rows: the weights loaded with x (kEarlyWeightsMaxRows, as fwd.block_row's few-row form).
           if constexpr (M == Mutant::none && sizeof(T) == 2) {
-            if (p.rows <= kEarlyWeightsMaxRows) return launch_warp_row<T, G, kQ, kA, M, true>(c, p, threads, rpb, s);
+            if (p.rows <= kEarlyWeightsMaxRows) {
+              // D = 1024 (a warp of 4 whole chunks a lane): the same form without the row-end tests
+              // (fwd_regs_few_exact_kernel), the same bits.
+              if (exact_row(a.dim, kWarp, 4)) {
+                launch_kernel(fwd_regs_few_exact_kernel<T, G, kQ, kA, kWarp, 4>, grid_for((p.rows + rpb - 1) / rpb),
+                              threads, 0, s, p);
+                return;
+              }
+              return launch_warp_row<T, G, kQ, kA, M, true>(c, p, threads, rpb, s);
+            }
           }
           // The 16-bit FP8 forward of D = 513-1024 with per-block scales: the lean-y kernel (y not
           // held, 64 registers; with the fused add it spills 8-24 bytes at 64 and keeps the held-y
@@ -98,7 +107,7 @@ struct fwd_warp_row {
           if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
             if (c.lanes == kWarp && c.iters == 4 && static_cast<Quant>(p.quant) == Quant::per_block) {
               const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
-              if (a.dim == kWarpRowMaxDim)  // whole chunks only: no row-end tests, the same bits
+              if (exact_row(a.dim, kWarp, 4))  // whole chunks only: no row-end tests, the same bits
                 launch_kernel(fwd_regs_lean_y_exact_kernel<T, G, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
               else
                 launch_kernel(fwd_regs_lean_y_kernel<T, G, kA, 4, kWarp>, grid_for(blocks), threads, 0, s, p);
@@ -108,7 +117,7 @@ struct fwd_warp_row {
           // The 16-bit FP8 forward of D = 1024 (a warp of 4 whole chunks a lane): the held-y kernel
           // without the row-end tests (fwd_regs_exact_kernel), the same bits.
           if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
-            if (c.lanes == kWarp && c.iters == 4 && a.dim == kWarpRowMaxDim) {
+            if (c.lanes == kWarp && c.iters == 4 && exact_row(a.dim, kWarp, 4)) {
               const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
               launch_kernel(fwd_regs_exact_kernel<T, G, kWarp, 4>, grid_for(blocks), threads, 0, s, p);
               return;
