@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -368,14 +369,17 @@ __device__ __forceinline__ void begin_dependent_grid() {
   allow_dependent_launch();
 }
 
+// A launch switch of the environment: on unless `name` is set to "0".
+inline bool env_switch_on(const char* name) {
+  const char* e = std::getenv(name);
+  return e == nullptr || std::strcmp(e, "0") != 0;
+}
+
 // Whether launch_kernel asks for programmatic dependent launch: yes unless the environment has
 // RMSNORM_PDL=0 (read once). Off, every launch is plainly stream-ordered; the bits are the same
 // either way, only when a kernel may start changes.
 inline bool pdl_launches() {
-  static const bool on = [] {
-    const char* e = std::getenv("RMSNORM_PDL");
-    return e == nullptr || std::string(e) != "0";
-  }();
+  static const bool on = env_switch_on("RMSNORM_PDL");
   return on;
 }
 

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -252,10 +251,7 @@ Status run_variant(const ForwardArgs& a, Launch&& launch) {
 // of its threads' chunks: yes unless the environment has RMSNORM_EXACT_ROWS=0, which runs the
 // general kernels instead, with the same bits (test_gpu_forward compares the two). Read at every
 // launch, so a test can switch it; a getenv costs nothing beside a launch.
-inline bool exact_rows() {
-  const char* e = std::getenv("RMSNORM_EXACT_ROWS");
-  return e == nullptr || std::string(e) != "0";
-}
+inline bool exact_rows() { return env_switch_on("RMSNORM_EXACT_ROWS"); }
 // A row of exactly `lanes` · `iters` whole chunks, where exact-row kernels are on.
 inline bool exact_row(std::int64_t dim, std::int64_t lanes, std::int64_t iters) {
   return dim == lanes * iters * kChunk && exact_rows();

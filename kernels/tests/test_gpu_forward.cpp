@@ -213,12 +213,12 @@ oracle::ForwardCase require_rows_pass(const rmsnorm::Variant& v, const RowsShape
 }
 
 // Bit for bit (a NaN equals only the same NaN pattern, -0 differs from +0): all of a against b,
-// and a against the start of b (a batch's first rows run alone).
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+// and a against the start of b (a batch's first rows run alone): same_bits and prefix_bits.
 bool prefix_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() <= b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && prefix_bits(a, b);
 }
 
 // A shape of many padded rows (elements between rows of x, y and o: 16-byte rows, FP8 y too) for
