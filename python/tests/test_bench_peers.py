@@ -489,6 +489,58 @@ with tempfile.TemporaryDirectory() as tmp:
           "--resume keeps the measured rows only")
     check(peers.measured_keys(b + ".absent") == set(), "--resume on no file starts afresh")
 
+# The run's spread: our kernel timed twice (rmsnorm-bench, and the peers' process) at R >= 4096; a
+# peer miss smaller than its op's spread there cites the run-spread row, and only where no other row
+# covers it; a larger miss, or one below 4096 rows, does not.
+with tempfile.TemporaryDirectory() as tmp:
+    sp_ours = [row("forward", R, 4096, 0.95, t=10.0) for R in (4096, 8192, 32768)] + [row("forward", 512, 4096, 0.9, t=4.0)]
+    sp_here = [row("forward", 4096, 4096, 0.95, "rmsnorm_certified.torch", t=10.2),   # 2 % apart
+               row("forward", 8192, 4096, 0.95, "rmsnorm_certified.torch", t=10.1),   # 1 %
+               row("forward", 32768, 4096, 0.95, "rmsnorm_certified.torch", t=10.0),  # 0 %
+               row("forward", 512, 4096, 0.9, "rmsnorm_certified.torch", t=5.0)]      # 25 %: below 4096 rows, not counted
+    sp_peers = [row("forward", 4096, 4096, 0.96, "torch.compile"),    # ours 0.95 / 0.96: 1 % behind
+                row("forward", 8192, 4096, 1.00, "torch.compile"),    # 5 % behind
+                row("forward", 512, 4096, 0.905, "torch.compile")]    # 0.6 % behind, but at 512 rows
+    b, p = csv_pair(tmp, sp_ours, sp_here + sp_peers)
+    ours_sp, peers_sp = table.read_rows([b, p])
+    spread = table.run_spread(ours_sp, peers_sp)
+    check(set(spread) == {"forward"} and abs(spread["forward"] - (1 - 10.0 / 10.2)) < 1e-9,
+          f"the spread: the 90th percentile of |t1/t2 - 1| over R >= 4096 (one of three shapes 2 % apart: {spread})")
+    ten = [4096 * (k + 1) for k in range(10)]
+    os.mkdir(os.path.join(tmp, "ten"))
+    b10, p10 = csv_pair(os.path.join(tmp, "ten"), [row("backward", R, 1024, 0.9, t=10.0) for R in ten],
+                        [row("backward", R, 1024, 0.9, "rmsnorm_certified.torch", t=12.0 if R == ten[0] else 10.1) for R in ten])
+    s10 = table.run_spread(*table.read_rows([b10, p10]))
+    check(abs(s10["backward"] - (1 - 10.0 / 10.1)) < 1e-9,
+          f"one shape of ten 17 % apart does not set the spread; the other nine, 1 % apart, do ({s10})")
+    doc = os.path.join(tmp, "perf.md")
+    why_head = ("\n\n" + table.WHY_HEADING + "\n\n| id | against | op | R | D | ours | why |\n| --- | --- | --- | --- | --- | --- | --- |\n"
+                + "| `run-spread` | peer | * | 4096+ | * | * | within the run's spread (test) |\n")
+    with open(doc, "w") as f:
+        f.write(table.BEGIN + "\n" + table.END + why_head)
+    r = subprocess.run([sys.executable, TABLE_PY, "--doc", doc, b, p], capture_output=True, text=True)
+    gen = open(doc).read().split(table.BEGIN)[1].split(table.END)[0]
+    peer_lines = {R: v for R in (512, 4096, 8192) for v in gen.split("### Misses")[1].splitlines()
+                  if v.startswith("| at least as fast") and f"| {R} x 4096 |" in v}
+    check(r.returncode == 0 and "; spread 2.0 %" in peer_lines.get(4096, "") and peer_lines[4096].endswith("| `run-spread` |"),
+          f"a peer miss within the spread is marked and cites run-spread ({peer_lines.get(4096)}, {r.stderr[-200:]})")
+    check("spread" not in peer_lines.get(8192, "spread") and peer_lines[8192].endswith("| **unexplained** |"),
+          f"a miss larger than the spread is not ({peer_lines.get(8192)})")
+    check("spread" not in peer_lines.get(512, "spread") and peer_lines[512].endswith("| **unexplained** |"),
+          f"nor one below 4096 rows ({peer_lines.get(512)})")
+    check("This run's spread, per op:" in gen and "forward 2.0 %" in gen, "the doc states the run's spread per op")
+    # --rewhy keeps the mark, and a measured row that covers the miss comes before run-spread.
+    with open(doc, "a") as f:
+        f.write("| `compile-fused` | peer | forward | 4096 | 4096 | * | measured (test) |\n")
+    r = subprocess.run([sys.executable, TABLE_PY, "--rewhy", doc], capture_output=True, text=True)
+    line = [v for v in open(doc).read().splitlines() if v.startswith("| at least as fast") and "| 4096 x 4096 |" in v]
+    check(r.returncode == 0 and line and "; spread 2.0 %" in line[0] and line[0].endswith("| `compile-fused` |"),
+          f"--rewhy: another row that covers the miss is cited before run-spread ({line[:1]})")
+    rows_sp = table.why_rows(open(doc).read())
+    check(table.why_of(rows_sp, "peer", "backward", 8192, 8192) is None
+          and table.why_of(rows_sp, "peer", "backward", 8192, 8192, within_spread=True).id == "run-spread",
+          "run-spread covers no miss unless the miss is within the spread")
+
 with open(os.path.join(ROOT, "docs", "performance.md")) as f:
     perf_doc = f.read()
 check(perf_doc.count(table.BEGIN) == 1 and perf_doc.count(table.END) == 1 and perf_doc.index(table.BEGIN) < perf_doc.index(table.END),
