@@ -325,6 +325,11 @@ def beside_the_peers(ours, peers):
         slowest = ", ".join(f"{R}x{D} {c:.2f}" for c, _b, _t, R, D in sorted(v)[:3])
         print(f"{op:18s} {len(v):6d} {f'{n_copy}/{len(v)}':>14s} {f'{n_time}/{len(v)}':>14s} "
               f"{min(x[0] for x in v):10.2f} {statistics.median(x[0] for x in v):7.2f}  {slowest}")
+    spread = run_spread(ours, peers)
+    if spread:
+        print(f"this run's spread ({100 * SPREAD_QUANTILE:.0f}th percentile of the differences between our two timings of "
+              f"one shape, R >= {SPREAD_MIN_ROWS}): " + ", ".join(f"{op} {100 * spread[op]:.1f} %"
+                                                            for op in sorted(spread, key=_op_rank)))
     print(f"at least as fast as the best peer: {total[1]}/{total[0]} shapes by score (ours timed in the peers' process "
           f"where it was, else copy-normalized where both sides count the same bytes, else time), "
           f"{total[2]}/{total[0]} by time_us")
