@@ -64,9 +64,9 @@ END = "<!-- END generated -->"
 WHY_HEADING = "## Why each miss misses"
 # A peer miss smaller than the run's own spread is not resolved by the run: per op, the
 # SPREAD_QUANTILE of the differences between two timings of our kernel at one shape in this run
-# (rmsnorm-bench's, and bench/peers.py's in the peers' process), over R >= SPREAD_MIN_ROWS. Below that R the two differ
-# by more than noise (the graph of a torch op is not rmsnorm-bench's), so no spread is taken there.
-# Such a miss cites the why row SPREAD_ID, after every other row.
+# (rmsnorm-bench's, and bench/peers.py's in the peers' process), over R >= SPREAD_MIN_ROWS. Below
+# that R the two differ by more than noise (the graph of a torch op is not rmsnorm-bench's), so
+# no spread is taken there. Such a miss cites the why row SPREAD_ID, after every other row.
 SPREAD_MIN_ROWS = 4096
 SPREAD_QUANTILE = 0.9
 SPREAD_ID = "run-spread"
