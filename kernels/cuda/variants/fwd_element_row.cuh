@@ -22,7 +22,8 @@ inline constexpr int kElementMaxGroups = kElementSlots * kElementMaxThreads / st
 // of odd width (every row start at a different alignment) are batch-invariant. x (and o) are
 // read once; all of a thread's loads are issued before the first use.
 // Per-block FP8: the group maxima meet in shared memory through integer atomicMax on |y|'s bit
-// patterns — a maximum is order-independent and exact, so this stays deterministic.
+// patterns, one per warp and step after the warp's own maximum — a maximum is order-independent
+// and exact, so this stays deterministic.
 //
 // kRealign (fwd.element_row.realigned): the same mapping, order and arithmetic — the same bits — but
 // the row moves between global and shared memory in 16-byte vectors (realign_load/store below):
@@ -194,10 +195,16 @@ __global__ void __launch_bounds__(kElementMaxThreads) fwd_element_kernel(Params 
       if (mode == Quant::per_block) {
         for (int gi = t; gi < static_cast<int>(p.groups); gi += B) group_bits[gi] = 0u;
         __syncthreads();
+        // Step k of a warp covers 32 consecutive columns from a multiple of 32 (B is one), so one
+        // group of 128: the warp's maximum first (redux; a column past D offers 0, below every
+        // |y|'s bits), then one shared atomic per warp and step, as fwd.packed_rows meets them
+        // (32 lanes' atomics on one address are served one by one).
+        static_assert(kQuantGroup % kWarp == 0, "a warp's step lies in one group");
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           const int j = t + k * B;
-          if (j < D) atomicMax(&group_bits[j / static_cast<int>(kQuantGroup)], abs_bits(y[k]));
+          const unsigned m = __reduce_max_sync(kFullMask, j < D ? abs_bits(y[k]) : 0u);
+          if ((t & (kWarp - 1)) == 0 && j < D) atomicMax(&group_bits[j / static_cast<int>(kQuantGroup)], m);
         }
         __syncthreads();
         for (int gi = t; gi < static_cast<int>(p.groups); gi += B) {
