@@ -162,7 +162,8 @@ void print_dispatch_rules() {
       "decide. A variant without a row is taken wherever it implements the arguments; a variant with\n"
       "rows is taken where its first matching row says *take*, and passed over where that row says\n"
       "*pass* or no row matches. *Rows*: the row type (16-bit = bf16 and f16). Every reason is a\n"
-      "measurement on one H200, the variants side by side in one run.\n\n"
+      "measurement on one H200 (on one H100 where it begins \"H100\"), the variants side by side in\n"
+      "one run.\n\n"
       "| variant | ops | rows | R | D | when | decision | measured reason |\n"
       "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const rmsnorm::dispatch::Rule& r : rmsnorm::dispatch::rules()) {

@@ -1,8 +1,9 @@
-// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs), bf16
-// rows unless said otherwise, timed by `rmsnorm-bench` beside the variants it competes with in
-// the same run; "A/B x" is the other variant's time over this one's, "of the copy" the ratio to a
-// device-to-device copy of the same bytes. fp16 rows take the bf16 rule: the same kernels and
-// sizes. A range's end between two measured widths whose leaders differ is their midpoint.
+// The dispatch table (rmsnorm/dispatch.h). Every figure is from one NVIDIA H200 (132 SMs) unless
+// its reason begins "H100" (one NVIDIA H100 80GB HBM3, 132 SMs); bf16 rows unless said otherwise,
+// timed by `rmsnorm-bench` beside the variants it competes with in the same run; "A/B x" is the
+// other variant's time over this one's, "of the copy" the ratio to a device-to-device copy of the
+// same bytes. fp16 rows take the bf16 rule: the same kernels and sizes. A range's end between two
+// measured widths whose leaders differ is their midpoint.
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -31,7 +32,10 @@ const std::vector<Rule> kRules = {
     {"fwd.block_row.staged", kAnyFp8, W::b16, {512, 2047}, from(7169), When::always, kTake,
      "leads fwd.block_row only here: 1.02-1.03x at 512 x 8192; block_row leads from R = 4096 (1.11-1.37x) and at 512 x 6144"},
 
-    // fwd.block_row: wherever it implements, but the lean-y FP8 kernel (16-bit rows past 8192) needs rows.
+    // fwd.block_row: wherever it implements, but the lean-y FP8 kernel (16-bit rows past 8192) needs rows,
+    // except in the plain FP8 forward of few rows (one block a row, no cluster or shared-memory row).
+    {"fwd.block_row", kFp8, W::b16, upto(256), {8193, 16384}, When::always, kTake,
+     "H100, the FP8 forward at R = 1-256 x D = 9216-16384: per token 1.17-1.45x the best of fwd.large_d, the pair and fwd.cluster_row, per block 1.07-1.24x (static not timed)"},
     {"fwd.block_row", kAnyFp8, W::b16, upto(1023), from(8193), When::always, kPass,
      "below R = 1024 the pair or fwd.large_d lead (R = 512: 1-7 %); from 1024 rows add + FP8 0.68-0.95 of the copy against the pair's 0.58-0.78"},
     {"fwd.block_row", kAllFwd, W::any, kAll, kAll, When::always, kTake, "the register-resident row: the default where it implements"},

@@ -169,7 +169,7 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 
   CHECK(pick(DType::bf16, 255, 20000) == "fwd.large_d");
   CHECK(pick(DType::bf16, 512, 49160) == "fwd.large_d");
   CHECK(pick(DType::f32, 512, 20000) == "fwd.large_d");                   // fp32 rows: not measured
-  CHECK(pick(DType::bf16, 128, 16384, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
+  CHECK(pick(DType::bf16, 128, 16392, /*fp8=*/true) == "fwd.large_d");    // too few rows for two blocks per SM
   CHECK(pick(DType::bf16, 255, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 256, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 4096, 32768, /*fp8=*/true, /*add=*/true) == "fwd.large_d.pair");  // 16-bit: the pair at every R
@@ -183,6 +183,21 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 
   CHECK(pick(DType::bf16, 4096, 32776, false, /*add=*/true) == "fwd.large_d");          // past 32768
   CHECK(pick(DType::f32, 4096, 20000, false, /*add=*/true) == "fwd.large_d");           // fp32 rows: not measured
   CHECK(pick(DType::bf16, 4096, 16384, false, /*add=*/true) == "fwd.block_row");        // block_row's range
+}
+
+// The plain FP8 forward of 16-bit rows past 8192 at R <= 256: one block a row on fwd.block_row
+// (before fwd.cluster_row in registration order, so it decides at D = 16384 too).
+TEST_CASE("forward dispatch: the plain FP8 forward of 16-bit rows of 8192 < D <= 16384 at R <= 256 goes to fwd.block_row", "[host]") {
+  CHECK(pick(DType::bf16, 1, 16384, /*fp8=*/true) == "fwd.block_row");
+  CHECK(pick(DType::f16, 256, 8200, /*fp8=*/true) == "fwd.block_row");
+  CHECK(pick(DType::bf16, 257, 16384, /*fp8=*/true) == "fwd.large_d.pair");       // more rows
+  rmsnorm::ForwardArgs a = harness::probe_forward(DType::bf16, 16, 12288, /*fp8=*/true, /*add=*/false);
+  a.quant = rmsnorm::Quant::per_block;
+  const rmsnorm::Variant* v = rmsnorm::pick_forward(a, rmsnorm::Memory::device);
+  CHECK((v ? v->name : std::string("none")) == "fwd.block_row");                  // every scale mode
+  CHECK(pick(DType::bf16, 64, 16384, /*fp8=*/true, /*add=*/true) == "fwd.large_d");  // not under the fused add
+  CHECK(pick(DType::f32, 16, 16384, /*fp8=*/true) != "fwd.block_row");            // nor fp32 rows
+  CHECK(pick(DType::bf16, 1, 16392, /*fp8=*/true) != "fwd.block_row");            // past its width
 }
 
 TEST_CASE("forward dispatch: FP8 outputs of 16-bit rows, 7168 < D <= 8192, 512 <= R < 2048, go to fwd.block_row.staged", "[host]") {

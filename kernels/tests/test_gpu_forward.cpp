@@ -670,7 +670,8 @@ TEST_CASE("forward: fwd.bulk_ring over many rows per block matches the oracle an
 
 // The dispatch rules of fwd.cluster_row (the dispatch table): the plain
 // forward and the fused add of 16-bit rows past 16384, R <= 64 (the fused add at R = 64 only to
-// D = 32768); the FP8 forms of 16-bit rows from D = 16384 to R = 16. Its capability check asks the
+// D = 32768); the FP8 forms of 16-bit rows from D = 16384 to R = 16 (the plain FP8 forward at
+// D = 16384 goes to fwd.block_row, first in registration order). Its capability check asks the
 // device for cluster launch, so this choice is tested here rather than in test_dispatch.
 TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", "[gpu]") {
   auto pick = [&](DType x, std::int64_t rows, std::int64_t dim, bool fp8 = false, bool add = false) {
@@ -690,6 +691,7 @@ TEST_CASE("the dispatcher's forward choice for few long rows: fwd.cluster_row", 
   CHECK(pick(DType::bf16, 17, 32768, /*fp8=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 1, 65536, /*fp8=*/true) == "fwd.cluster_row");
   CHECK(pick(DType::f16, 16, 16384, /*fp8=*/true, /*add=*/true) == "fwd.cluster_row");  // ... from D = 16384
+  CHECK(pick(DType::bf16, 16, 16384, /*fp8=*/true) == "fwd.block_row");        // the plain FP8 forward: to 16384 block_row's
   CHECK(pick(DType::bf16, 4, 24576, /*fp8=*/true, /*add=*/true) == "fwd.cluster_row");
   CHECK(pick(DType::bf16, 1, 16383, /*fp8=*/true) != "fwd.cluster_row");
   CHECK(pick(DType::f32, 1, 65536, /*fp8=*/true) != "fwd.cluster_row");

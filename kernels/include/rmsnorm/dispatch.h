@@ -43,7 +43,7 @@ struct Rule {
   Range rows, dim;
   When when;
   bool take;           // true: prefer the variant here; false: pass it over
-  const char* reason;  // the measurement (H200, one run, ratios) behind the rule
+  const char* reason;  // the measurement (one run, ratios; the card in dispatch_table.cpp) behind the rule
 };
 
 // The table, grouped by variant in registration order; within a variant the first match decides.
