@@ -430,12 +430,13 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
     INFO(v->name);
     CHECK(v->run_forward(a).ok());
   }
-  // A row alone and inside a batch of 200 gives the same bits (docs/properties.md#p11); past
-  // kEarlyWeightsMaxRows (128) the batch takes the many-row forms, the row alone the few-row ones.
+  // A row alone and inside a batch gives the same bits (docs/properties.md#p11); past the few-row
+  // forms' rows (few_rows_form: at most 512 for this plain forward) the batch takes the many-row
+  // forms, the row alone the few-row ones.
   for (std::int64_t d : {7, 128, 1025, 8192, 65536}) {
     Spec s;
     s.dim = d;
-    s.rows = 200;
+    s.rows = d > 8192 ? 520 : 600;
     s.seed = 77;
     const oracle::ForwardCase batch = make_case(s);
     oracle::ForwardCase one = batch;
@@ -863,8 +864,11 @@ TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu
     PaddedRows shape;
   };
   const std::vector<ExactCase> cases = {
-      // Few rows (<= kEarlyWeightsMaxRows): fwd_regs_few_exact_kernel.
+      // Few rows (few_rows_form): fwd_regs_few_exact_kernel.
       {"fwd.block_row", {{1024, 1, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.block_row", {{4096, 300, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.block_row", {{2048, 512, DType::f16, Quant::none, true, Convention::gemma}, 8}},
+      {"fwd.warp_row", {{1024, 400, DType::bf16, Quant::none, true, Convention::llama}, 0}},
       {"fwd.block_row", {{4096, 16, DType::f16, Quant::none, true, Convention::gemma}, 8}},
       {"fwd.block_row", {{8192, 64, DType::bf16, Quant::none, false, Convention::llama, true}, 0}},
       {"fwd.block_row", {{16384, 3, DType::bf16, Quant::none, true}, 8}},

@@ -251,7 +251,7 @@ struct fwd_block_row {
         }
       }
       if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
-        if (a.rows <= kEarlyWeightsMaxRows) {
+        if (few_rows_form<kQ>(a.rows, a.dim)) {
           // Rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the same form without the
           // row-end tests (fwd_regs_few_exact_kernel), the same bits.
           if (exact_row(a.dim, c.lanes, kBlockRowIters)) {
