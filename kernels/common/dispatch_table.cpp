@@ -67,6 +67,8 @@ const std::vector<Rule> kRules = {
      "fp32 FP8 rows to 64 KB: 1.09-1.38x fwd.large_d"},
     {"fwd.large_d.pair", kFwd, W::b16, {256, 512}, upto(49152), When::always, kTake,
      "the forward at R = 256-512: 1.01-1.14x fwd.large_d for every D from 16392 to 49152"},
+    {"fwd.large_d.pair", kFwd, W::b16, from(513), {28673, 40000}, When::always, kTake,
+     "H100, the forward at 4096-8192 x 32768: 0.975-1.002 of the copy against fwd.large_d's 0.872-0.892 (H200: a tie at 32768, 1.12-1.13x at 40000, fwd.large_d 1.02-1.08x at 20000-24576)"},
     {"fwd.large_d.pair", kAdd, W::b16, from(512), upto(32768), When::always, kTake,
      "the fused add of 16384 < D <= 32768: 1.04-1.11x fwd.large_d at R = 512 and 32768"},
 

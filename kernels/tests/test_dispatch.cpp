@@ -141,7 +141,7 @@ TEST_CASE("fwd.shifted_row takes rows whose tensors share one 16-byte frame, and
   CHECK(status(w).ok());                                   // fp32 rows, fp32 weights, at its widest
 }
 
-TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows go to fwd.large_d.pair", "[host]") {
+TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 from R = 1024: fwd.block_row; to 64 KB, and 16-bit past it from R = 512 to 128 KB, 80 KB under the fused add), the 16-bit fused add past 16384 and the 16-bit forward at 256-512 rows (from 513 rows at D = 28673-40000) go to fwd.large_d.pair", "[host]") {
   const rmsnorm::Variant* pair = rmsnorm::find_variant("fwd.large_d.pair");
   REQUIRE(pair != nullptr);
   REQUIRE(rmsnorm::dispatch::has_rules(pair->name.c_str()));
@@ -162,7 +162,10 @@ TEST_CASE("forward dispatch: FP8 rows of 8192 < D from R = 256 (16-bit to 16384 
   CHECK(pick(DType::bf16, 32768, 65536, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::bf16, 511, 40960, /*fp8=*/true, /*add=*/true) == "fwd.large_d");
   CHECK(pick(DType::f32, 8192, 32768, /*fp8=*/true) == "fwd.large_d");
-  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d");                 // the plain forward from 513 rows
+  CHECK(pick(DType::bf16, 8192, 24576) == "fwd.large_d");                 // the plain forward from 513 rows
+  CHECK(pick(DType::bf16, 8192, 32768) == "fwd.large_d.pair");            // ... but at D = 28673-40000
+  CHECK(pick(DType::f16, 513, 40000) == "fwd.large_d.pair");
+  CHECK(pick(DType::bf16, 4096, 40008) == "fwd.large_d");
   CHECK(pick(DType::bf16, 512, 32768) == "fwd.large_d.pair");             // ... and at 256-512 rows to 49152
   CHECK(pick(DType::f16, 256, 49152) == "fwd.large_d.pair");
   CHECK(pick(DType::bf16, 513, 20000) == "fwd.large_d");
