@@ -259,16 +259,14 @@ inline bool exact_row(std::int64_t dim, std::int64_t lanes, std::int64_t iters) 
 
 // Few rows (well under a wave): fwd.block_row and fwd.warp_row load each row's weights with its x
 // (fwd_regs_kernel, kEarlyW), the same arithmetic and bits: a row's latency is the cost here
-// (docs/launch-forms.md). The forward and the fused add without FP8 outputs keep that form to
-// kEarlyWeightsMaxRowsNoQuant rows of fewer than kEarlyWeightsMaxElemsNoQuant elements in all;
-// past either the many-row forms lead.
+// (docs/launch-forms.md). That form serves every op to kFewRowsMaxRows rows of fewer than
+// kFewRowsMaxElems elements in all; past either the many-row forms lead. kEarlyWeightsMaxRows
+// bounds the other few-row choices (fwd.element_row's FP8 forward, the per-block lean-y kernel).
 inline constexpr std::int64_t kEarlyWeightsMaxRows = 128;
-inline constexpr std::int64_t kEarlyWeightsMaxRowsNoQuant = 512;
-inline constexpr std::int64_t kEarlyWeightsMaxElemsNoQuant = std::int64_t{1} << 22;
-template <bool kQuant>
+inline constexpr std::int64_t kFewRowsMaxRows = 512;
+inline constexpr std::int64_t kFewRowsMaxElems = std::int64_t{1} << 22;
 inline bool few_rows_form(std::int64_t rows, std::int64_t dim) {
-  return rows <= kEarlyWeightsMaxRows ||
-         (!kQuant && rows <= kEarlyWeightsMaxRowsNoQuant && rows * dim < kEarlyWeightsMaxElemsNoQuant);
+  return rows <= kEarlyWeightsMaxRows || (rows <= kFewRowsMaxRows && rows * dim < kFewRowsMaxElems);
 }
 
 template <typename T, typename G, bool kQ, bool kA, int LANES, int ITERS, Mutant M, bool kEarlyW = false>

@@ -70,7 +70,8 @@ inline StagedLaunch staged_launch_shape(int reg_blocks_per_sm, std::size_t stage
 }
 
 // fwd.block_row's FP8 outputs with per-block scales of 16-bit rows of D <= 8192 take the lean-y
-// kernel past the few-row form (docs/launch-forms.md); per token the held-y kernel stays.
+// kernel from this many rows, ahead of the few-row form (docs/launch-forms.md); per token the
+// held-y kernel stays.
 inline constexpr std::int64_t kLeanYPerBlockMinRows = kEarlyWeightsMaxRows + 1;
 // fwd.block_row's L2 prefetch one wave ahead (run_block_row): the 16-bit plain forward of rows
 // over this width (512 threads at D = 16384; at D <= 8192 it measured within 3 % or slower), and
@@ -251,7 +252,7 @@ struct fwd_block_row {
         }
       }
       if constexpr (M == Mutant::none && sizeof(T) == 2) {  // fp32 FP8 rows: no registers to spare
-        if (few_rows_form<kQ>(a.rows, a.dim)) {
+        if (few_rows_form(a.rows, a.dim)) {
           // Rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the same form without the
           // row-end tests (fwd_regs_few_exact_kernel), the same bits.
           if (exact_row(a.dim, c.lanes, kBlockRowIters)) {

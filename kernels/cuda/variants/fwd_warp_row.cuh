@@ -87,7 +87,7 @@ struct fwd_warp_row {
           const std::int64_t rpb = threads / c.lanes;
           // Few rows: the weights loaded with x (few_rows_form, as fwd.block_row's few-row form).
           if constexpr (M == Mutant::none && sizeof(T) == 2) {
-            if (few_rows_form<kQ>(p.rows, a.dim)) {
+            if (few_rows_form(p.rows, a.dim)) {
               // D = 1024 (a warp of 4 whole chunks a lane): the same form without the row-end tests
               // (fwd_regs_few_exact_kernel), the same bits.
               if (exact_row(a.dim, kWarp, 4)) {
