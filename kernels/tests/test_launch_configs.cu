@@ -481,6 +481,26 @@ void check_forward_shifted_period() {
 
 }  // namespace
 
+// Forward: the few-row form (weights loaded with x) of fwd.block_row and fwd.warp_row serves up to
+// 128 rows at any width, and to 512 rows of fewer than 2^22 elements (docs/launch-forms.md): the
+// rule at its edges.
+long check_forward_few_rows() {
+  struct Edge {
+    std::int64_t rows, dim;
+    bool few;
+  };
+  const Edge edges[] = {{1, 65536, true},   {128, 1 << 20, true},  {129, 16384, true}, {256, 16383, true},
+                        {256, 16384, false}, {384, 8192, true},     {512, 8191, true},  {512, 8192, false},
+                        {513, 128, false},   {129, 32768, false}};
+  long checked = 0;
+  for (const Edge& e : edges) {
+    if (fwd::few_rows_form(e.rows, e.dim) != e.few)
+      fail("few_rows_form(" + std::to_string(e.rows) + ", " + std::to_string(e.dim) + ") is not " + (e.few ? "true" : "false"));
+    ++checked;
+  }
+  return checked;
+}
+
 int main() {
   long checked = 0;
   for (const std::size_t elem : {std::size_t{2}, std::size_t{4}}) {
@@ -493,6 +513,7 @@ int main() {
   check_backward_packed_dg_chain();
   checked += check_forward_packed();
   checked += check_forward_registers();
+  checked += check_forward_few_rows();
   checked += check_forward_large_d();
   checked += check_forward_bulk_ring();
   checked += check_forward_shifted_row();
