@@ -431,8 +431,8 @@ TEST_CASE("forward: R = 0 is a no-op, batch invariance", "[gpu]") {
     CHECK(v->run_forward(a).ok());
   }
   // A row alone and inside a batch gives the same bits (docs/properties.md#p11); past the few-row
-  // forms' rows (few_rows_form: at most 512) the batch takes the many-row
-  // forms, the row alone the few-row ones.
+  // forms' rows (few_rows_form: at most 512) the batch takes the many-row forms, the row alone the
+  // few-row ones.
   for (std::int64_t d : {7, 128, 1025, 8192, 65536}) {
     Spec s;
     s.dim = d;
