@@ -883,14 +883,20 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, M,
                         kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
 }
-// The 16-bit FP8 forward (held y) of rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and
-// fwd.warp_row's (a warp a row): the plain kernel's body and bits without the row-end tests (kExact).
-template <typename T, typename G, int LANES, int ITERS>
-__global__ void __launch_bounds__(regs_block_threads<LANES, T, true>,
-                                  (regs_min_blocks<LANES, ITERS, T, true, false, Mutant::none, false, true>))
+// Rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and fwd.warp_row's (a warp a row): the
+// plain kernel's body and bits without the row-end tests (kExact). The 16-bit FP8 forward (held y);
+// on fwd.warp_row also the forward and the fused add.
+// Without FP8 outputs it holds h in fp32 (kHoldH) and takes 64 registers: at the plain forward's
+// 40 (regs_plain_lean) ptxas spills 32 bytes (fp16 rows, CUDA 13.0).
+template <int LANES, int ITERS, typename T, bool kQuant, bool kAdd>
+inline constexpr int regs_exact_min_blocks =
+    kQuant ? regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, Mutant::none, false, true>
+           : 65536 / (regs_block_threads<LANES, T, kQuant> * 64);
+template <typename T, typename G, int LANES, int ITERS, bool kQuant = true, bool kAdd = false>
+__global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_exact_min_blocks<LANES, ITERS, T, kQuant, kAdd>))
     fwd_regs_exact_kernel(Params p) {
   begin_dependent_grid();
-  fwd_regs_body<RegsRow<T, G, true, false, LANES, ITERS, Mutant::none, RowsForm::plain, true>>(p, 0);
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, Mutant::none, RowsForm::plain, true>>(p, 0);
 }
 template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, ITERS, T, kQuant, kAdd, Mutant::none, false, sizeof(G) == 2>)) fwd_regs_ahead_kernel(Params p, std::int64_t ahead) {

@@ -882,13 +882,17 @@ TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu
       {"fwd.warp_row", {{1024, 17, DType::bf16, Quant::per_block, true, Convention::gemma, true}, 0}},
       {"fwd.warp_row",
        {{1024, 128, DType::f16, Quant::dynamic_token, false, Convention::no_weight, false, Values::nan_inf_rows}, 8}},
-      // Many rows: the FP8 kernels past the few-row form.
+      // Many rows: the FP8 kernels past the few-row form; fwd.warp_row's forward and fused add too.
       {"fwd.block_row", {{4096, 600, DType::bf16, Quant::dynamic_token, false}, 0}},
       {"fwd.block_row", {{8192, 300, DType::f16, Quant::static_scale, false, Convention::gemma, true}, 8}},
       {"fwd.block_row",
        {{2048, 700, DType::bf16, Quant::per_block, false, Convention::standard, false, Values::nan_inf_rows}, 0}},
       {"fwd.block_row", {{16384, 200, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0}},
       {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::per_block, false, Convention::gemma}, 8}},
+      {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.warp_row", {{1024, 700, DType::f16, Quant::none, true, Convention::gemma}, 8}},
+      {"fwd.warp_row",
+       {{1024, 640, DType::bf16, Quant::none, true, Convention::llama, false, Values::nan_inf_rows}, 0}},
       {"fwd.warp_row",
        {{1024, 600, DType::f16, Quant::dynamic_token, false, Convention::standard, false, Values::zero_rows}, 0}},
   };
