@@ -14,11 +14,13 @@ splitting a header) is checked with it against the build before the change: exit
 kernel's code is identical and the two builds hold the same kernels, 1 otherwise, 2 on bad input.
 """
 import argparse
+import concurrent.futures
 import hashlib
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 FUNCTION = re.compile(r"^\s*Function\s*:\s*(\S+)")
 ARCH = re.compile(r"^\s*arch\s*=\s*(sm_\d+\w*)")
@@ -31,24 +33,62 @@ def cuobjdump():
     return os.environ.get("CUOBJDUMP") or "cuobjdump"
 
 
+def _archive_members(path):
+    """The object files of a static library (ar format), in order: their bytes."""
+    with open(path, "rb") as f:
+        data = f.read()
+    out, at = [], 8
+    while at + 60 <= len(data):
+        name = data[at:at + 16].decode("ascii", "replace").strip()
+        size = int(data[at + 48:at + 58].decode("ascii").strip() or 0)
+        body = data[at + 60:at + 60 + size]
+        at += 60 + size + (size & 1)
+        if name in ("/", "//", "/SYM64/", "__.SYMDEF", "__.SYMDEF SORTED"):  # symbol and name tables
+            continue
+        if name.startswith("#1/"):  # BSD: the name leads the body
+            n = int(name[3:])
+            body = body[n:]
+        out.append(body)
+    return out
+
+
+def _cuobjdump_sass(tool, env, path, missing_ok=False):
+    try:
+        r = subprocess.run([tool, "-sass", path], capture_output=True, text=True, env=env)
+    except FileNotFoundError:
+        raise SystemExit("sass_diff: cuobjdump is not on PATH (it comes with the CUDA toolkit), nor named by $CUOBJDUMP")
+    if r.returncode != 0:
+        if missing_ok and "does not contain device code" in r.stdout + r.stderr:
+            return ""
+        raise SystemExit(f"sass_diff: cuobjdump -sass {path} failed: {r.stderr.strip()[:300]}")
+    return r.stdout
+
+
 def listing(path):
-    """The SASS listing of a binary (cuobjdump -sass), or the text of a file that already is one."""
+    """The SASS listing of a binary (cuobjdump -sass), or the text of a file that already is one.
+    A static library is listed an object at a time, as many at once as there are cores (one
+    cuobjdump over a library of a few hundred kernels takes most of a minute); the members'
+    listings follow in the library's order, host-only members empty."""
     with open(path, "rb") as f:
         head = f.read(4096)
-    if b"\0" not in head:  # a text file: a saved listing
+    if b"\0" not in head and not head.startswith(b"!<arch>\n"):  # a text file: a saved listing
         with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
     tool = cuobjdump()
     env = dict(os.environ)
     if os.path.dirname(tool):  # a cuobjdump of its own: the nvdisasm it runs beside it
         env["PATH"] = os.path.dirname(tool) + os.pathsep + env.get("PATH", "")
-    try:
-        r = subprocess.run([tool, "-sass", path], capture_output=True, text=True, env=env)
-    except FileNotFoundError:
-        raise SystemExit("sass_diff: cuobjdump is not on PATH (it comes with the CUDA toolkit), nor named by $CUOBJDUMP")
-    if r.returncode != 0:
-        raise SystemExit(f"sass_diff: cuobjdump -sass {path} failed: {r.stderr.strip()[:300]}")
-    return r.stdout
+    if not head.startswith(b"!<arch>\n"):
+        return _cuobjdump_sass(tool, env, path)
+    with tempfile.TemporaryDirectory(prefix="sass_diff.") as tmp:
+        objects = []
+        for i, body in enumerate(_archive_members(path)):
+            objects.append(os.path.join(tmp, f"{i:04d}.o"))
+            with open(objects[-1], "wb") as f:
+                f.write(body)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            parts = list(pool.map(lambda o: _cuobjdump_sass(tool, env, o, missing_ok=True), objects))
+    return "".join(parts)
 
 
 def kernel_code(text, funcs=None):

@@ -103,5 +103,51 @@ with tempfile.TemporaryDirectory() as tmp:
     r = wait_first(binary, env=dict(os.environ, CUOBJDUMP=os.path.join(tmp, "no-cuobjdump")))
     check(r.returncode == 77 and "SKIPPED" in r.stdout, f"a binary without cuobjdump: skipped, 77 ({r.stdout.strip()})")
 
+
+
+def archive(members):
+    """A static library in GNU ar format: a symbol table, a long-name table, then the members
+    (name, bytes), one of them named through the long-name table, one of odd size."""
+    def header(name, size):
+        return f"{name:<16}{0:<12}{0:<6}{0:<6}{644:<8}{size:<10}`\n".encode()
+    longnames = b"a_member_with_a_long_name.o/\n"
+    out = bytearray(b"!<arch>\n")
+    for name, body in [("/", b"\0\0\0\0"), ("//", longnames)] + members:
+        out += header(name, len(body)) + body + (b"\n" if len(body) % 2 else b"")
+    return bytes(out)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    # A stand-in cuobjdump: an object's bytes are its listing; one holding only "host" has no
+    # device code (cuobjdump says so and exits 255).
+    fake = os.path.join(tmp, "cuobjdump")
+    with open(fake, "w") as f:
+        f.write(f"#!{sys.executable}\n"
+                "import sys\n"
+                "body = open(sys.argv[-1]).read()\n"
+                "if body == 'host':\n"
+                "    print(f\"cuobjdump info    : File '{sys.argv[-1]}' does not contain device code\")\n"
+                "    sys.exit(255)\n"
+                "sys.stdout.write(body)\n")
+    os.chmod(fake, 0o755)
+    lib = os.path.join(tmp, "libk.a")
+    with open(lib, "wb") as f:
+        f.write(archive([("first.o/", listing(WAITS[:1]).encode()), ("host.o/", b"host"),
+                         ("/0", (listing(WAITS[1:]) + " ").encode())]))
+    env = dict(os.environ, CUOBJDUMP=fake)
+    r = subprocess.run([sys.executable, WAIT_FIRST, lib], capture_output=True, text=True, env=env)
+    check(r.returncode == 0 and "2 of 2 kernels wait" in r.stdout,
+          f"a static library is read an object at a time, host-only members left out ({r.stdout.strip()} {r.stderr.strip()})")
+    whole = os.path.join(tmp, "whole.sass")
+    with open(whole, "w") as f:
+        f.write(listing(WAITS))
+    r = subprocess.run([sys.executable, SCRIPT, lib, whole], capture_output=True, text=True, env=env)
+    check(r.returncode == 0 and "2 kernels identical" in r.stdout,
+          f"its kernels are the listing's of the whole ({r.stdout.strip()} {r.stderr.strip()})")
+    with open(lib, "ab") as f:
+        f.write(b"x")  # a truncated member header at the end is ignored
+    r = subprocess.run([sys.executable, SCRIPT, lib, whole], capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "a stray byte after the last member is ignored")
+
 print(f"sass_diff: {'PASS' if not failures else 'FAIL'}")
 sys.exit(1 if failures else 0)
