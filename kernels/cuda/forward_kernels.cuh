@@ -643,9 +643,11 @@ __device__ __forceinline__ void fwd_regs_body(const Params& p, std::int64_t ahea
         if constexpr (M != Mutant::M17_add_unrounded_sum) h[i] = rounded;
       }
     }
-    // kExact with y held: h unpacked to fp32 once, in the Σh² pass, and held there (made opaque,
-    // so not unpacked again from the 16-bit chunks) until y takes its registers.
-    constexpr bool kHoldH = kExact && !kLeanY;
+    // kExact with y held (and a warp a row's forward and fused add): h unpacked to fp32 once, in
+    // the Σh² pass, and held there (made opaque, so not unpacked again from the 16-bit chunks)
+    // until y takes its registers. Not the block form's forward and fused add: their 40 and 48
+    // registers do not hold it.
+    constexpr bool kHoldH = kExact && !kLeanY && (kQuant || !kBlock);
     [[maybe_unused]] float hf[kHoldH ? ITERS : 1][kChunk] = {};
     // Element j of chunk i of h as fp32 (M17: the unrounded x + o).
     auto hval = [&](int i, int j) -> float {
@@ -884,14 +886,15 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
                         kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
 }
 // Rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and fwd.warp_row's (a warp a row): the
-// plain kernel's body and bits without the row-end tests (kExact). The 16-bit FP8 forward (held y);
-// on fwd.warp_row also the forward and the fused add.
-// Without FP8 outputs it holds h in fp32 (kHoldH) and takes 64 registers: at the plain forward's
-// 40 (regs_plain_lean) ptxas spills 32 bytes (fp16 rows, CUDA 13.0).
+// plain kernel's body and bits without the row-end tests (kExact). The 16-bit FP8 forward (held y)
+// and the forward; on fwd.warp_row also the fused add.
+// A warp a row without FP8 outputs holds h in fp32 (kHoldH) and takes 64 registers: at the plain
+// forward's 40 (regs_plain_lean) ptxas spills 32 bytes (fp16 rows, CUDA 13.0). The block form
+// keeps the general kernel's budget.
 template <int LANES, int ITERS, typename T, bool kQuant, bool kAdd>
 inline constexpr int regs_exact_min_blocks =
-    kQuant ? regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, Mutant::none, false, true>
-           : 65536 / (regs_block_threads<LANES, T, kQuant> * 64);
+    kQuant || LANES == 0 ? regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, Mutant::none, false, true>
+                         : 65536 / (regs_block_threads<LANES, T, kQuant> * 64);
 template <typename T, typename G, int LANES, int ITERS, bool kQuant = true, bool kAdd = false>
 __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_exact_min_blocks<LANES, ITERS, T, kQuant, kAdd>))
     fwd_regs_exact_kernel(Params p) {
@@ -914,7 +917,8 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
 // finishes in the first 4.4-5.7 us, and the kernel takes the copy's time per row plus a fixed
 // 7.3 us against the copy's 3.7). slot_ns is the time the device takes to move one row per SM.
 // Only the start differs: the same body, the same bits (one row's output does not depend on R).
-template <typename T, typename G, bool kQuant, bool kAdd, int ITERS>
+// kExact: rows of D = lanes · ITERS · 8, the body without the row-end tests (the same bits).
+template <typename T, typename G, bool kQuant, bool kAdd, int ITERS, bool kExact = false>
 __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_blocks<0, ITERS, T, kQuant, kAdd, Mutant::none, false, true>))
     fwd_regs_stagger_kernel(Params p, std::int64_t wave, unsigned sms, unsigned slot_ns) {
   begin_dependent_grid();
@@ -924,13 +928,14 @@ __global__ void __launch_bounds__(regs_block_threads<0, T, kQuant>, (regs_min_bl
     while (global_timer_ns() - t0 < wait) {
     }
   }
-  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::plain>>(p, 0);
+  fwd_regs_body<RegsRow<T, G, kQuant, kAdd, 0, ITERS, Mutant::none, RowsForm::plain, kExact>>(p, 0);
 }
 // fwd.block_row's 16-bit fused add of rows of D <= 8192 (256 threads or fewer): the plain body
 // held to 48 registers (__maxnreg__): five blocks of 256 threads an SM (ten of 128) against four
 // (eight) at 64. None spills at 48 so stated (ptxas -v, CUDA 13.0, 32-bit chunk indices); stated
 // as a 256-thread launch bound of five blocks it spills 4-60 bytes, with 64-bit indices 24-40.
-// The same body: the same bits.
+// The same body: the same bits. (Without the row-end tests, kExact, the fp16 rows spill 16 bytes
+// at 48.)
 inline constexpr int kAddNarrowThreads = 256;
 template <typename T, typename G, int ITERS>
 __global__ void __maxnreg__(48) fwd_regs_add_narrow_kernel(Params p) {

@@ -882,7 +882,13 @@ TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu
       {"fwd.warp_row", {{1024, 17, DType::bf16, Quant::per_block, true, Convention::gemma, true}, 0}},
       {"fwd.warp_row",
        {{1024, 128, DType::f16, Quant::dynamic_token, false, Convention::no_weight, false, Values::nan_inf_rows}, 8}},
-      // Many rows: the FP8 kernels past the few-row form; fwd.warp_row's forward and fused add too.
+      // Many rows: the FP8 kernels past the few-row form; the forward of both, fwd.warp_row's fused
+      // add too. Past four waves of rows (132 SMs) fwd.block_row's 16-bit forward of rows to 10 KB
+      // and its fused add + FP8 run the staggered kernel.
+      {"fwd.block_row", {{8192, 600, DType::bf16, Quant::none, false, Convention::gemma}, 8}},
+      {"fwd.block_row", {{2048, 1000, DType::f16, Quant::none, false, Convention::llama, true}, 0}},
+      {"fwd.block_row", {{4096, 8000, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.block_row", {{2048, 9000, DType::f16, Quant::dynamic_token, true, Convention::standard}, 8}},
       {"fwd.block_row", {{4096, 600, DType::bf16, Quant::dynamic_token, false}, 0}},
       {"fwd.block_row", {{8192, 300, DType::f16, Quant::static_scale, false, Convention::gemma, true}, 8}},
       {"fwd.block_row",

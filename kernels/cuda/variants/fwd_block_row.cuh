@@ -311,7 +311,13 @@ struct fwd_block_row {
             const std::int64_t row_bytes =
                 a.dim * static_cast<std::int64_t>((kA ? 3 : 1) * sizeof(T) + (kQ ? 1 : sizeof(T)));
             const unsigned slot = stagger_slot_ns(sms, row_bytes);
-            launch_kernel(kernel, grid_for(a.rows), c.lanes, 0, s, p, wave, static_cast<unsigned>(sms), slot);
+            // Rows of exactly lanes · 4 whole chunks: the same kernel without the row-end tests
+            // (its wave is the general kernel's: the same launch bounds).
+            if (exact_row(a.dim, c.lanes, kBlockRowIters))
+              launch_kernel(fwd_regs_stagger_kernel<T, G, kQ, kA, kBlockRowIters, true>, grid_for(a.rows), c.lanes, 0,
+                            s, p, wave, static_cast<unsigned>(sms), slot);
+            else
+              launch_kernel(kernel, grid_for(a.rows), c.lanes, 0, s, p, wave, static_cast<unsigned>(sms), slot);
             return;
           }
         }
@@ -323,11 +329,12 @@ struct fwd_block_row {
           return;
         }
       }
-      // The 16-bit FP8 forward of rows of exactly lanes · 4 whole chunks (D a multiple of 1024): the
-      // held-y kernel without the row-end tests (fwd_regs_exact_kernel), the same bits.
-      if constexpr (M == Mutant::none && sizeof(T) == 2 && kQ && !kA) {
+      // The 16-bit FP8 forward and the plain forward of rows of exactly lanes · 4 whole chunks (D a
+      // multiple of 1024): the kernel without the row-end tests (fwd_regs_exact_kernel), the same
+      // bits.
+      if constexpr (M == Mutant::none && sizeof(T) == 2 && !kA) {
         if (exact_row(a.dim, c.lanes, kBlockRowIters)) {
-          launch_kernel(fwd_regs_exact_kernel<T, G, 0, kBlockRowIters>, grid_for(a.rows), c.lanes, 0, s, p);
+          launch_kernel(fwd_regs_exact_kernel<T, G, 0, kBlockRowIters, kQ>, grid_for(a.rows), c.lanes, 0, s, p);
           return;
         }
       }
