@@ -887,7 +887,7 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
 }
 // Rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and fwd.warp_row's (a warp a row): the
 // plain kernel's body and bits without the row-end tests (kExact). The 16-bit FP8 forward (held y)
-// and the forward; on fwd.warp_row also the fused add.
+// and the forward; on fwd.warp_row also the fused add and the fused add + FP8.
 // A warp a row without FP8 outputs holds h in fp32 (kHoldH) and takes 64 registers: at the plain
 // forward's 40 (regs_plain_lean) ptxas spills 32 bytes (fp16 rows, CUDA 13.0). The block form
 // keeps the general kernel's budget.

@@ -896,6 +896,8 @@ TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu
       {"fwd.block_row", {{16384, 200, DType::bf16, Quant::dynamic_token, false, Convention::no_weight}, 0}},
       {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::per_block, false, Convention::gemma}, 8}},
       {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.warp_row", {{1024, 900, DType::bf16, Quant::dynamic_token, true, Convention::gemma}, 8}},
+      {"fwd.warp_row", {{1024, 800, DType::f16, Quant::per_block, true, Convention::standard, true}, 0}},
       {"fwd.warp_row", {{1024, 700, DType::f16, Quant::none, true, Convention::gemma}, 8}},
       {"fwd.warp_row",
        {{1024, 640, DType::bf16, Quant::none, true, Convention::llama, false, Values::nan_inf_rows}, 0}},

@@ -114,10 +114,9 @@ struct fwd_warp_row {
               return;
             }
           }
-          // D = 1024 (a warp of 4 whole chunks a lane), the 16-bit forward, fused add and FP8
-          // forward (held y): the kernel without the row-end tests (fwd_regs_exact_kernel), the
-          // same bits. Not the fused add + FP8.
-          if constexpr (M == Mutant::none && sizeof(T) == 2 && !(kQ && kA)) {
+          // D = 1024 (a warp of 4 whole chunks a lane), every 16-bit op the held-y kernel serves:
+          // the kernel without the row-end tests (fwd_regs_exact_kernel), the same bits.
+          if constexpr (M == Mutant::none && sizeof(T) == 2) {
             if (c.lanes == kWarp && c.iters == 4 && exact_row(a.dim, kWarp, 4)) {
               const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
               launch_kernel(fwd_regs_exact_kernel<T, G, kWarp, 4, kQ, kA>, grid_for(blocks), threads, 0, s, p);
