@@ -511,10 +511,10 @@ struct RegsRow {
   static_assert(!kEarlyW || M == Mutant::none, "early weights: the product's register form");
   static_assert(!kStaged || kBlock, "staged rows: the block form");
   static_assert(!kExact ||
-                    ((kBlock || LANES == kWarp) &&
+                    ((kBlock || LANES == kWarp || (LANES == kWarp / 2 && ITERS == 1)) &&
                      (kForm == RowsForm::plain || kForm == RowsForm::lean_y || kForm == RowsForm::early_weights) &&
                      M == Mutant::none),
-                "exact rows: the product's block form or a warp a row");
+                "exact rows: the product's block form, a warp a row, or half a warp of one chunk each");
   static_assert(LANES == 0 || (LANES <= kWarp && (LANES & (LANES - 1)) == 0), "sub-warp lanes");
 };
 

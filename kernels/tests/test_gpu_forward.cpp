@@ -903,6 +903,15 @@ TEST_CASE("forward: the exact-row kernels give the general kernels' bits", "[gpu
        {{1024, 640, DType::bf16, Quant::none, true, Convention::llama, false, Values::nan_inf_rows}, 0}},
       {"fwd.warp_row",
        {{1024, 600, DType::f16, Quant::dynamic_token, false, Convention::standard, false, Values::zero_rows}, 0}},
+      // D = 128 (half a warp of one chunk a row), few rows and many, every op.
+      {"fwd.warp_row", {{128, 1, DType::bf16, Quant::none, false}, 0}},
+      {"fwd.warp_row", {{128, 300, DType::f16, Quant::dynamic_token, true, Convention::gemma}, 8}},
+      {"fwd.warp_row", {{128, 5000, DType::bf16, Quant::none, false, Convention::llama}, 8}},
+      {"fwd.warp_row", {{128, 9000, DType::f16, Quant::none, true, Convention::standard, true}, 0}},
+      {"fwd.warp_row", {{128, 7000, DType::bf16, Quant::per_block, false, Convention::gemma}, 0}},
+      {"fwd.warp_row",
+       {{128, 6000, DType::bf16, Quant::dynamic_token, true, Convention::no_weight, false, Values::nan_inf_rows}, 8}},
+      {"fwd.warp_row", {{128, 5000, DType::f16, Quant::static_scale, true, Convention::standard}, 0}},
   };
   int ran = 0;
   for (const ExactCase& e : cases) {

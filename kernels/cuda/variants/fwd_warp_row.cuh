@@ -8,6 +8,7 @@
 namespace rmsnorm::cuda::fwd {
 
 inline constexpr std::int64_t kWarpRowMaxDim = 1024;  // 32 lanes × 4 chunks × 8
+inline constexpr int kHalfWarp = kWarp / 2;            // D = 128: 16 lanes × 1 chunk × 8
 
 inline RegsConfig warp_row_config(std::int64_t dim) {
   const std::int64_t n = chunks_of(dim);
@@ -95,6 +96,11 @@ struct fwd_warp_row {
                               threads, 0, s, p);
                 return;
               }
+              if (exact_row(a.dim, kHalfWarp, 1)) {
+                launch_kernel(fwd_regs_few_exact_kernel<T, G, kQ, kA, kHalfWarp, 1>,
+                              grid_for((p.rows + rpb - 1) / rpb), threads, 0, s, p);
+                return;
+              }
               return launch_warp_row<T, G, kQ, kA, M, true>(c, p, threads, rpb, s);
             }
           }
@@ -120,6 +126,12 @@ struct fwd_warp_row {
             if (c.lanes == kWarp && c.iters == 4 && exact_row(a.dim, kWarp, 4)) {
               const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
               launch_kernel(fwd_regs_exact_kernel<T, G, kWarp, 4, kQ, kA>, grid_for(blocks), threads, 0, s, p);
+              return;
+            }
+            // D = 128 (16 lanes of one whole chunk): the same kernel at half a warp a row.
+            if (c.lanes == kHalfWarp && c.iters == 1 && exact_row(a.dim, kHalfWarp, 1)) {
+              const std::int64_t blocks = (p.rows + rpb - 1) / rpb;
+              launch_kernel(fwd_regs_exact_kernel<T, G, kHalfWarp, 1, kQ, kA>, grid_for(blocks), threads, 0, s, p);
               return;
             }
           }
