@@ -885,12 +885,13 @@ __global__ void __launch_bounds__(regs_block_threads<LANES, T, kQuant>, (regs_mi
   fwd_regs_body<RegsRow<T, G, kQuant, kAdd, LANES, ITERS, M,
                         kStaged ? RowsForm::staged : kEarlyW ? RowsForm::early_weights : RowsForm::plain>>(p, 0);
 }
-// Rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and fwd.warp_row's (a warp a row): the
-// plain kernel's body and bits without the row-end tests (kExact). The 16-bit FP8 forward (held y)
-// and the forward; on fwd.warp_row also the fused add and the fused add + FP8.
-// A warp a row without FP8 outputs holds h in fp32 (kHoldH) and takes 64 registers: at the plain
-// forward's 40 (regs_plain_lean) ptxas spills 32 bytes (fp16 rows, CUDA 13.0). The block form
-// keeps the general kernel's budget.
+// Rows of D = lanes · ITERS · 8, fwd.block_row's (LANES = 0) and fwd.warp_row's (a warp a row, or
+// half a warp of one chunk at D = 128): the plain kernel's body and bits without the row-end tests
+// (kExact). The 16-bit FP8 forward (held y) and the forward; on fwd.warp_row also the fused add and
+// the fused add + FP8.
+// fwd.warp_row without FP8 outputs holds h in fp32 (kHoldH) and takes 64 registers: at the plain
+// forward's 40 (regs_plain_lean) ptxas spills 32 bytes (a warp a row, fp16 rows, CUDA 13.0). The
+// block form keeps the general kernel's budget.
 template <int LANES, int ITERS, typename T, bool kQuant, bool kAdd>
 inline constexpr int regs_exact_min_blocks =
     kQuant || LANES == 0 ? regs_min_blocks<LANES, ITERS, T, kQuant, kAdd, Mutant::none, false, true>

@@ -89,8 +89,9 @@ struct fwd_warp_row {
           // Few rows: the weights loaded with x (few_rows_form, as fwd.block_row's few-row form).
           if constexpr (M == Mutant::none && sizeof(T) == 2) {
             if (few_rows_form(p.rows, a.dim)) {
-              // D = 1024 (a warp of 4 whole chunks a lane): the same form without the row-end tests
-              // (fwd_regs_few_exact_kernel), the same bits.
+              // D = 1024 (a warp of 4 whole chunks a lane) and D = 128 (half a warp of one chunk a
+              // lane): the same form without the row-end tests (fwd_regs_few_exact_kernel), the same
+              // bits.
               if (exact_row(a.dim, kWarp, 4)) {
                 launch_kernel(fwd_regs_few_exact_kernel<T, G, kQ, kA, kWarp, 4>, grid_for((p.rows + rpb - 1) / rpb),
                               threads, 0, s, p);
