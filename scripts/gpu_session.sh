@@ -334,6 +334,9 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
   # A backward is two kernels (stage 1, then the dg column sum, dg_column_sum_kernel):
   # NCU_KERNELS='^(backward_|dg_)' NCU_SKIP=6 NCU_LAUNCHES=2 profiles one of each.
   # PROFILE_OURS=0: only the peers' kernels (PROFILE_PEERS) at those shapes.
+  # PROFILE_DTYPE: the element type of every shape (bf16 unless given; f16, f32); a log's name
+  # carries it when it is not bf16.
+  pdt=${PROFILE_DTYPE:-bf16}; pdt_tag=$( [ "$pdt" = bf16 ] || echo "_$pdt" )
   [ -n "${PROFILE_PEERS:-}" ] && peer_paths
   for spec in ${PROFILE:-forward:8192:4096 forward_quant:8192:4096 add_forward_quant:8192:4096 backward:8192:4096 forward:32768:1025 forward:4096:65536}; do
     IFS=: read -r op r d v <<< "$spec"
@@ -342,9 +345,9 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
     if [ "${PROFILE_OURS:-1}" != 0 ]; then
       timeout 120 ncu --clock-control none --launch-skip ${NCU_SKIP:-5} --launch-count ${NCU_LAUNCHES:-1} -k "regex:${NCU_KERNELS:-^(fwd_|backward_)}" \
         $ncu_sections \
-        $B/bench/rmsnorm-bench --op "$base" ${q:+--quant "$q"} --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
-        > "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log" 2>&1
-      echo "$spec: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${v:+_$v}.log")"
+        $B/bench/rmsnorm-bench --op "$base" ${q:+--quant "$q"} --dtype "$pdt" --rows "$r" --dims "$d" ${v:+--variant "$v"} --iters 20 \
+        > "$OUT/ncu_${op}_${r}x${d}${pdt_tag}${v:+_$v}.log" 2>&1
+      echo "$spec${pdt_tag}: $(ncu_summary "$OUT/ncu_${op}_${r}x${d}${pdt_tag}${v:+_$v}.log")"
     fi
     [ -n "$q" ] && continue  # the peers have the per-token FP8 forward only
     # PROFILE_PEERS (e.g. "compile quack"): the same shape's peer kernels, launched by bench/peers.py
@@ -357,11 +360,11 @@ if has profile && [ -x $B/bench/rmsnorm-bench ]; then
         quack) kernels='cutlass|RMSNorm|rmsnorm' ;;  # the CuTe DSL names its kernels after the module
         *) echo "  $peer: not profiled (PROFILE_PEERS takes compile, liger, flashinfer, quack)"; continue ;;
       esac
-      log="$OUT/ncu_${op}_${r}x${d}_$peer.log"
+      log="$OUT/ncu_${op}_${r}x${d}${pdt_tag}_$peer.log"
       PYTHONPATH=$PEER_PYTHONPATH TORCHINDUCTOR_COMPILE_THREADS=1 timeout 180 \
         ncu --clock-control none --launch-skip 6 --launch-count 2 -k "regex:$kernels" \
         $ncu_sections \
-        python3 bench/peers.py --peers "$peer" $PEER_PLUGIN --ops "$op" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
+        python3 bench/peers.py --peers "$peer" $PEER_PLUGIN --ops "$op" --dtypes "$pdt" --rows "$r" --dims "$d" --iters 5 --no-extra > "$log" 2>&1
       echo "  $peer: $(ncu_summary "$log")"
     done
   done
